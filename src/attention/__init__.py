@@ -1,0 +1,15 @@
+"""Attention as the paper defines it: a compatibility function of query and
+key gives weights over the values; the output is their weighted sum.
+
+A variant supplies only its compatibility (score) function and its
+parameters; masking, softmax and the weighted sum are shared (`core`).
+"""
+from attention import additive, dot, normed  # noqa: F401  (register the variants)
+from attention import stats
+from attention.core import attend, attend_with_logits, init_params, masked_softmax, scores
+from attention.registry import VARIANTS, UnknownVariantError, Variant, get_variant
+
+__all__ = [
+    "VARIANTS", "Variant", "UnknownVariantError", "get_variant",
+    "init_params", "scores", "attend", "attend_with_logits", "masked_softmax", "stats",
+]

@@ -1,0 +1,72 @@
+"""Attention written once: scores from a variant, then mask, softmax, weighted sum."""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from attention.registry import Params, get_variant
+
+
+def init_params(name: str, rng, d_k: int, **options) -> Params:
+    """Parameters of the variant's compatibility function ({} if none)."""
+    if d_k < 1:
+        raise ValueError(f"d_k: must be >= 1, got {d_k}")
+    return get_variant(name).init(rng, d_k, **options)
+
+
+def _key_count(mask, q_shape, n_k: int):
+    """Number of keys each query row may attend to, [..., n_q, 1] float32."""
+    if mask is None:
+        return jnp.full(q_shape[:-1] + (1,), n_k, jnp.float32)
+    mask = jnp.broadcast_to(mask, mask.shape[:-2] + (q_shape[-2], n_k))
+    return mask.sum(-1, keepdims=True).astype(jnp.float32)
+
+
+def scores(name: str, params: Params, q, k, mask=None, **options):
+    """Compatibility logits [..., n_q, n_k] of q [..., n_q, d_k] with k [..., n_k, d_k].
+
+    `mask` is only used to count each row's keys (for length-aware variants);
+    masking itself happens in `attend`.
+    """
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(
+            f"d_k: queries and keys must have the same last dimension, got "
+            f"{q.shape[-1]} and {k.shape[-1]}"
+        )
+    variant = get_variant(name)
+    return variant.score(params, q, k, key_count=_key_count(mask, q.shape, k.shape[-2]), **options)
+
+
+def masked_softmax(logits, mask=None):
+    """Softmax over the last axis; masked entries get weight 0.
+
+    A fully masked row gets all-zero weights (not NaN) and finite gradients:
+    masked logits are replaced by a large finite negative number before the
+    softmax (never -inf, whose gradient is NaN), and the row is zeroed after.
+    """
+    if mask is None:
+        return jax.nn.softmax(logits.astype(jnp.float32), axis=-1).astype(logits.dtype)
+    mask = jnp.broadcast_to(mask, logits.shape)
+    x = jnp.where(mask, logits.astype(jnp.float32), -1e30)
+    weights = jax.nn.softmax(x, axis=-1)
+    weights = jnp.where(mask, weights, 0.0)
+    return weights.astype(logits.dtype)
+
+
+def attend(name: str, params: Params, q, k, v, mask=None, **options):
+    """softmax(score(q, k)) v.
+
+    q: [..., n_q, d_k], k: [..., n_k, d_k], v: [..., n_k, d_v];
+    mask: bool, broadcastable to [..., n_q, n_k], True = may attend.
+    Returns (out [..., n_q, d_v], weights [..., n_q, n_k]).
+    """
+    out, weights, _ = attend_with_logits(name, params, q, k, v, mask=mask, **options)
+    return out, weights
+
+
+def attend_with_logits(name: str, params: Params, q, k, v, mask=None, **options):
+    """Like `attend`, also returning the logits (for the statistics)."""
+    logits = scores(name, params, q, k, mask=mask, **options)
+    weights = masked_softmax(logits, mask)
+    out = jnp.einsum("...qk,...kd->...qd", weights, v.astype(weights.dtype))
+    return out, weights, logits

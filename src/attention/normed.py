@@ -1,0 +1,82 @@
+"""Variants that control the logit scale beyond a fixed factor.
+
+qk_norm: LayerNorm (learned gain) on q and k, then / sqrt(d_k)
+         (Dehghani et al. 2023; Wortsman et al. 2023).
+cosine:  g * cos(q, k), g = exp(log_temp) learned, starting at 10
+         (Henry et al. 2020 QKNorm; Swin v2).
+ssmax:   (q.k / sqrt(d_k)) * s * log(n), s learned, n the number of keys the
+         row may attend to (Nakanishi 2025, scalable softmax).
+"""
+from __future__ import annotations
+
+import math
+
+import jax.numpy as jnp
+
+from attention.dot import dot
+from attention.registry import Variant, register
+
+_EPS = 1e-6
+
+
+def _layer_norm(x, gain):
+    # statistics in float32 even for bfloat16 inputs
+    x32 = x.astype(jnp.float32)
+    mean = x32.mean(-1, keepdims=True)
+    var = ((x32 - mean) ** 2).mean(-1, keepdims=True)
+    return ((x32 - mean) * jnp.reciprocal(jnp.sqrt(var + _EPS)) * gain).astype(x.dtype)
+
+
+def init_qk_norm(rng, d_k: int, dtype=jnp.float32):
+    return {"gain_q": jnp.ones((d_k,), dtype), "gain_k": jnp.ones((d_k,), dtype)}
+
+
+def _qk_norm(params, q, k, key_count=None):
+    qn = _layer_norm(q, params["gain_q"])
+    kn = _layer_norm(k, params["gain_k"])
+    return dot(qn, kn) / jnp.sqrt(jnp.asarray(q.shape[-1], q.dtype))
+
+
+def init_cosine(rng, d_k: int, init_temperature: float = 10.0, dtype=jnp.float32):
+    return {"log_temp": jnp.asarray(math.log(init_temperature), dtype)}
+
+
+def _unit(x):
+    x32 = x.astype(jnp.float32)
+    # sqrt(sum x^2 + eps) keeps the gradient finite at x = 0
+    return (x32 / jnp.sqrt(jnp.sum(x32 * x32, -1, keepdims=True) + _EPS)).astype(x.dtype)
+
+
+def _cosine(params, q, k, key_count=None, init_temperature=None):
+    g = jnp.exp(params["log_temp"]).astype(q.dtype)
+    return g * dot(_unit(q), _unit(k))
+
+
+def init_ssmax(rng, d_k: int, init_s: float = 1.0, dtype=jnp.float32):
+    return {"s": jnp.asarray(init_s, dtype)}
+
+
+def _ssmax(params, q, k, key_count=None, init_s=None):
+    if key_count is None:
+        key_count = jnp.full(q.shape[:-1] + (1,), k.shape[-2], jnp.float32)
+    # log(1) = 0 would zero a single-key row's logits, which is harmless:
+    # softmax over one key is 1 whatever the logit.
+    log_n = jnp.log(jnp.maximum(key_count, 1.0)).astype(q.dtype)
+    base = dot(q, k) / jnp.sqrt(jnp.asarray(q.shape[-1], q.dtype))
+    return base * params["s"].astype(q.dtype) * log_n
+
+
+register(Variant(
+    "qk_norm", init_qk_norm, _qk_norm,
+    doc="LayerNorm(q).LayerNorm(k) / sqrt(d_k)",
+    logit_scale=None,
+))
+register(Variant(
+    "cosine", init_cosine, _cosine,
+    doc="g * cos(q, k), learned temperature g (starts at 10)",
+))
+register(Variant(
+    "ssmax", init_ssmax, _ssmax,
+    doc="s * log(n) * q.k / sqrt(d_k), learned s (starts at 1)",
+    logit_scale=lambda d_k, n_keys: math.log(n_keys) / math.sqrt(d_k),
+))

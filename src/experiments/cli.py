@@ -1,0 +1,178 @@
+"""Command-line entry points: pre-flight every job, then hand over to Hydra.
+
+A user mistake (unknown key, wrong type, value out of range, unknown config
+option) must end in one line that names the key and what is allowed, exit
+code 2, and nothing written. Hydra itself reports such mistakes in several
+lines and only when a job starts (in a multirun: after earlier jobs ran), so
+every job of the command line is composed and validated here first.
+"""
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from typing import Callable, Iterable
+
+from omegaconf import DictConfig, OmegaConf
+
+CONF_DIR = (Path(__file__).resolve().parents[2] / "conf").as_posix()
+EXIT_USAGE = 2
+
+Validator = Callable[[DictConfig], None]
+
+
+class ConfigError(ValueError):
+    """A user mistake in the configuration; its message is one line."""
+
+
+def fail(message: str) -> None:
+    print(f"error: {message}", file=sys.stderr)
+    raise SystemExit(EXIT_USAGE)
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else text
+
+
+def explain(exc: BaseException) -> str:
+    """One line from an OmegaConf/Hydra composition error."""
+    from omegaconf.errors import OmegaConfBaseException
+
+    causes = []
+    e: BaseException | None = exc
+    while e is not None:
+        causes.append(e)
+        e = e.__cause__ or e.__context__
+    for e in causes:
+        if isinstance(e, OmegaConfBaseException) and getattr(e, "full_key", None):
+            key, msg = e.full_key, _first_line(str(e))
+            m = re.match(r"Key '(.+)' not in '(.+)'|Key '(.+)' is not in struct", msg)
+            if m:
+                allowed = _allowed_keys(e)
+                return f"{key}: unknown key; allowed keys here: {allowed}"
+            m = re.match(r"Value '(.*)' (?:of type '.*' )?could not be converted to (\w+)", msg)
+            if m:
+                return f"{key}: expected {m.group(2).lower()}, got {m.group(1)!r}"
+            return f"{key}: {msg}"
+    msg = str(exc)
+    m = re.search(r"Could not find '([^']+)/([^']+)'\s*\nAvailable options in '[^']+':\s*\n(.*)", msg, re.S)
+    if m:
+        options = ", ".join(line.strip() for line in m.group(3).splitlines()
+                            if line.strip() and not line.strip().startswith("schema_"))
+        return f"{m.group(1)}: unknown option {m.group(2)!r}; allowed: {options}"
+    m = re.search(r"Could not override '([^']+)'", msg)
+    if m:
+        return f"{m.group(1)}: unknown key (a typo? see `--cfg job` for the valid keys)"
+    return _first_line(msg)
+
+
+def _allowed_keys(e) -> str:
+    obj = getattr(e, "object_type", None)
+    if obj is not None and hasattr(obj, "__dataclass_fields__"):
+        return ", ".join(f for f in obj.__dataclass_fields__ if f != "defaults")
+    parent = getattr(e, "parent_node", None)
+    if parent is not None:
+        return ", ".join(str(k) for k in parent.keys())
+    return "see `--cfg job`"
+
+
+def _user_overrides(argv: list[str]) -> list[str]:
+    """The key=value arguments of a Hydra command line (flags dropped)."""
+    out, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+            continue
+        if arg in ("-cn", "-cp", "-cd", "--config-name", "--config-path", "--config-dir"):
+            skip = True
+            continue
+        if arg.startswith("-"):
+            continue
+        out.append(arg)
+    return out
+
+
+def _expand(overrides: list[str]) -> list[tuple[str, list[str]]]:
+    """(key, [one override string per swept value]) for each override."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    parsed = OverridesParser.create().parse_overrides(overrides=overrides)
+    expanded = []
+    for o in parsed:
+        key = o.get_key_element()
+        if o.is_sweep_override():
+            expanded.append((key, [f"{key}={v}" for v in o.sweep_string_iterator()]))
+        else:
+            expanded.append((key, [o.input_line]))
+    return expanded
+
+
+def _coverage(choices: list[tuple[str, list[str]]]) -> Iterable[list[str]]:
+    """Jobs such that every value of every swept key is composed at least once.
+
+    The full product of a big sweep can be thousands of jobs; each value is a
+    separate possible mistake, so a one-at-a-time walk finds them all.
+    """
+    base = [vals[0] for _, vals in choices]
+    yield list(base)
+    for i, (_, vals) in enumerate(choices):
+        for v in vals[1:]:
+            job = list(base)
+            job[i] = v
+            yield job
+
+
+def preflight(config_name: str, argv: list[str], validate: Validator) -> int:
+    """Compose and validate every job of the command line; returns the job count."""
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+
+    try:
+        cli = _expand(_user_overrides(argv))
+    except Exception as exc:  # Hydra's override grammar
+        fail(f"could not parse the command line: {_first_line(str(exc))}")
+    GlobalHydra.instance().clear()
+    n_jobs = 0
+    with initialize_config_dir(config_dir=CONF_DIR, version_base="1.3"):
+        base_jobs = list(_coverage(cli)) if cli else [[]]
+        for job in base_jobs:
+            cfg = _compose_or_fail(compose, config_name, job)
+            # sweeps declared inside a config (experiment presets)
+            params = OmegaConf.select(cfg, "hydra.sweeper.params") or {}
+            inner = [(k, [f"{k}={v}" for v in _expand([f"{k}={v}"])[0][1]])
+                     for k, v in params.items() if not any(k == c for c, _ in cli)]
+            for extra in (_coverage(inner) if inner else [[]]):
+                job_cfg = _compose_or_fail(compose, config_name, job + extra) if extra else cfg
+                try:
+                    validate(job_cfg)
+                except (ValueError, ConfigError) as exc:
+                    fail(str(exc))
+                n_jobs += 1
+    GlobalHydra.instance().clear()
+    return n_jobs
+
+
+def _compose_or_fail(compose, config_name: str, overrides: list[str]) -> DictConfig:
+    try:
+        return compose(config_name=config_name, overrides=overrides, return_hydra_config=True)
+    except Exception as exc:  # composition errors come in many Hydra/OmegaConf types
+        fail(explain(exc))
+
+
+def make_main(config_name: str, run: Callable[[DictConfig], object],
+              validate: Validator) -> Callable[[], None]:
+    """A console entry point: pre-flight, then `run(cfg)` under hydra.main."""
+    import hydra
+
+    @hydra.main(config_path=CONF_DIR, config_name=config_name, version_base="1.3")
+    def _hydra_main(cfg: DictConfig):
+        return run(cfg)
+
+    def main() -> None:
+        argv = sys.argv[1:]
+        if not any(a in ("--help", "-h", "--hydra-help", "--info", "-i") or a.startswith("--cfg")
+                   or a.startswith("--info") for a in argv):
+            preflight(config_name, argv, validate)
+        _hydra_main()
+
+    return main

@@ -1,0 +1,212 @@
+"""Typed schemas of the training configuration, registered in Hydra's ConfigStore.
+
+Each conf/<group>/<option>.yaml starts from the schema of its option
+(`defaults: [schema_<option>]`), so that a typo or a wrong type fails at
+composition, naming the key. Range checks that a type cannot express live in
+`validate`, which raises ValueError("<key>: <what is allowed>, got <value>").
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from hydra.core.config_store import ConfigStore
+from omegaconf import MISSING, DictConfig
+
+import attention
+from experiments.inits import INITS
+from experiments.tasks import TASKS, AssocRecallConfig, MQARConfig, VectorRetrievalConfig
+from experiments.wandb_mirror import LoggerConfig, validate_logger
+
+
+# --- attention: one schema per variant, holding only its knobs ------------------
+
+@dataclass
+class ScaledConfig:
+    name: str = "scaled"
+
+
+@dataclass
+class UnscaledConfig:
+    name: str = "unscaled"
+
+
+@dataclass
+class AdditiveConfig:
+    name: str = "additive"
+    d_hidden: Optional[int] = None  # None: d_hidden = d_k
+
+
+@dataclass
+class MupConfig:
+    name: str = "mup"
+    multiplier: float = 1.0  # muP's code uses 8 (= sqrt(d) at d = 64)
+
+
+@dataclass
+class QKNormConfig:
+    name: str = "qk_norm"
+
+
+@dataclass
+class CosineConfig:
+    name: str = "cosine"
+    init_temperature: float = 10.0  # Swin v2 starts at 10
+
+
+@dataclass
+class SSMaxConfig:
+    name: str = "ssmax"
+    init_s: float = 1.0
+
+
+ATTENTION_SCHEMAS = {
+    "scaled": ScaledConfig, "unscaled": UnscaledConfig, "additive": AdditiveConfig,
+    "mup": MupConfig, "qk_norm": QKNormConfig, "cosine": CosineConfig, "ssmax": SSMaxConfig,
+}
+
+
+# --- optimizers ------------------------------------------------------------------
+
+@dataclass
+class AdamConfig:
+    name: str = "adam"
+    lr: float = 1e-3
+    b1: float = 0.9
+    b2: float = 0.999
+    eps: float = 1e-8
+
+
+@dataclass
+class AdamWConfig(AdamConfig):
+    name: str = "adamw"
+    weight_decay: float = 1e-4
+
+
+@dataclass
+class SGDConfig:
+    name: str = "sgd"
+    lr: float = 0.1
+    momentum: float = 0.9
+    nesterov: bool = False
+
+
+OPTIMIZER_SCHEMAS = {"adam": AdamConfig, "adamw": AdamWConfig, "sgd": SGDConfig}
+
+
+# --- model and training ----------------------------------------------------------
+
+@dataclass
+class ModelConfig:
+    d_model: int = 64
+    d_v: int = 64
+    n_layers: int = 1
+    n_heads: int = 1
+    init: str = "lecun_normal"  # projection init: lecun_normal | xavier | torch_default
+    token_shift: bool = True  # add the previous token's embedding (see model.py)
+    dtype: str = "float32"
+
+
+@dataclass
+class TrainConfig:
+    steps: int = 1000
+    batch_size: int = 64
+    eval_every: int = 50
+    threshold: float = 0.9
+    n_val: int = 512
+    n_test: int = 2048
+    schedule: str = "constant"  # constant | cosine
+    warmup_steps: int = 0
+    clip_norm: Optional[float] = None  # global-norm clipping; None = off
+    divergence_loss: float = 1e4  # a finite loss above this also counts as diverged
+
+
+@dataclass
+class Config:
+    attention: Any = MISSING
+    task: Any = MISSING
+    optimizer: Any = MISSING
+    logger: LoggerConfig = field(default_factory=LoggerConfig)
+    model: ModelConfig = field(default_factory=ModelConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    d_k: int = 64
+    seed: int = 0
+    results_dir: str = "results"
+    overwrite: bool = False
+    experiment: str = "default"  # name of the sweep; the W&B group
+    progress: bool = True
+
+
+def register_schemas() -> None:
+    cs = ConfigStore.instance()
+    cs.store(name="train_schema", node=Config)
+    for name, node in ATTENTION_SCHEMAS.items():
+        cs.store(group="attention", name=f"schema_{name}", node=node)
+    for name, node in OPTIMIZER_SCHEMAS.items():
+        cs.store(group="optimizer", name=f"schema_{name}", node=node)
+    for node in (AssocRecallConfig, MQARConfig, VectorRetrievalConfig):
+        cs.store(group="task", name=f"schema_{node.name}", node=node)
+    cs.store(group="logger", name="schema_logger", node=LoggerConfig)
+
+
+register_schemas()
+
+
+# --- range checks ----------------------------------------------------------------
+
+def _check(ok: bool, key: str, allowed: str, value) -> None:
+    if not ok:
+        raise ValueError(f"{key}: {allowed}, got {value!r}")
+
+
+def validate(cfg: DictConfig) -> None:
+    """Range checks on a composed training config; raises ValueError naming the key."""
+    _check(cfg.attention.name in attention.VARIANTS, "attention",
+           f"must be one of {', '.join(sorted(attention.VARIANTS))}", cfg.attention.name)
+    _check(cfg.d_k >= 1, "d_k", "must be >= 1", cfg.d_k)
+    _check(cfg.seed >= 0, "seed", "must be >= 0", cfg.seed)
+    _check(bool(cfg.results_dir), "results_dir", "must be a non-empty path", cfg.results_dir)
+    if cfg.attention.name == "additive" and cfg.attention.d_hidden is not None:
+        _check(cfg.attention.d_hidden >= 1, "attention.d_hidden", "must be >= 1 or null",
+               cfg.attention.d_hidden)
+    if cfg.attention.name == "cosine":
+        _check(cfg.attention.init_temperature > 0, "attention.init_temperature",
+               "must be > 0", cfg.attention.init_temperature)
+    if cfg.attention.name == "mup":
+        _check(cfg.attention.multiplier > 0, "attention.multiplier", "must be > 0",
+               cfg.attention.multiplier)
+
+    o = cfg.optimizer
+    _check(o.name in OPTIMIZER_SCHEMAS, "optimizer", f"must be one of {', '.join(OPTIMIZER_SCHEMAS)}", o.name)
+    _check(o.lr > 0, "optimizer.lr", "must be > 0", o.lr)
+    if o.name == "sgd":
+        _check(0 <= o.momentum < 1, "optimizer.momentum", "must be in [0, 1)", o.momentum)
+    else:
+        _check(0 <= o.b1 < 1, "optimizer.b1", "must be in [0, 1)", o.b1)
+        _check(0 <= o.b2 < 1, "optimizer.b2", "must be in [0, 1)", o.b2)
+        _check(o.eps > 0, "optimizer.eps", "must be > 0", o.eps)
+    if o.name == "adamw":
+        _check(o.weight_decay >= 0, "optimizer.weight_decay", "must be >= 0", o.weight_decay)
+
+    m = cfg.model
+    for key in ("d_model", "d_v", "n_layers", "n_heads"):
+        _check(m[key] >= 1, f"model.{key}", "must be >= 1", m[key])
+    _check(m.init in INITS, "model.init", f"must be one of {', '.join(INITS)}", m.init)
+    _check(m.dtype in ("float32", "bfloat16"), "model.dtype", "must be float32 or bfloat16", m.dtype)
+
+    t = cfg.train
+    _check(t.steps >= 1, "train.steps", "must be >= 1", t.steps)
+    _check(t.batch_size >= 1, "train.batch_size", "must be >= 1", t.batch_size)
+    _check(t.eval_every >= 1, "train.eval_every", "must be >= 1", t.eval_every)
+    _check(0 < t.threshold <= 1, "train.threshold", "must be in (0, 1]", t.threshold)
+    _check(t.n_val >= 1, "train.n_val", "must be >= 1", t.n_val)
+    _check(t.n_test >= 1, "train.n_test", "must be >= 1", t.n_test)
+    _check(t.schedule in ("constant", "cosine"), "train.schedule", "must be constant or cosine", t.schedule)
+    _check(0 <= t.warmup_steps < t.steps, "train.warmup_steps", "must be in [0, train.steps)", t.warmup_steps)
+    if t.clip_norm is not None:
+        _check(t.clip_norm > 0, "train.clip_norm", "must be > 0 or null", t.clip_norm)
+    _check(t.divergence_loss > 0, "train.divergence_loss", "must be > 0", t.divergence_loss)
+
+    _check(cfg.task.name in TASKS, "task", f"must be one of {', '.join(TASKS)}", cfg.task.name)
+    TASKS[cfg.task.name].validate(cfg.task)
+    validate_logger(cfg.logger)

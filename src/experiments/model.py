@@ -1,0 +1,168 @@
+"""Embedding -> attention layer(s) from the attention library -> output head.
+
+Input at each position (each part has unit-variance components, and their sum
+is divided by sqrt(#parts), so the attention input matches the paper's
+assumption at init):
+  token embedding E[t]                                   (all tasks)
+  + token-shift embedding E_shift[t_prev]                (model.token_shift)
+  + vectors @ W_in                                       (tasks with d_in > 0)
+The token shift is a width-2 convolution over tokens: at a value position it
+carries the preceding key, so that ONE causal attention layer can solve
+associative recall (a plain single layer cannot; Zoology uses short
+convolutions for the same reason). With it, d_k is exactly the swept quantity.
+
+Each layer: h = h + W_o attend(LN(h) W_q, LN(h) W_k, LN(h) W_v), causal.
+The last layer computes only the query rows at loss positions (`query_idx`):
+nothing else reaches the loss, and it keeps additive attention's
+[n_q, n_k, d_hidden] tensor small. Head: LN(h) W_head over the classes.
+"""
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+import attention
+from experiments.inits import init_projection
+
+
+class ModelSpec(NamedTuple):
+    """Everything static about the model (hashable: a jit cache key)."""
+    attention: str
+    attention_options: tuple  # ((key, value), ...) of the variant's knobs
+    d_k: int
+    d_model: int
+    d_v: int
+    n_layers: int
+    n_heads: int
+    init: str
+    token_shift: bool
+    vocab: int
+    n_classes: int
+    d_in: int
+    dtype: str = "float32"
+
+    @property
+    def options(self) -> dict:
+        return dict(self.attention_options)
+
+
+def _layer_norm(x, p):
+    mean = x.mean(-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(-1, keepdims=True)
+    return (x - mean) * jax.lax.rsqrt(var + 1e-5) * p["gain"] + p["bias"]
+
+
+def _ln_params(d):
+    return {"gain": jnp.ones((d,)), "bias": jnp.zeros((d,))}
+
+
+def init_model(spec: ModelSpec, rng) -> dict:
+    """Parameters: a plain dict pytree."""
+    keys = iter(jax.random.split(rng, 5 + 6 * spec.n_layers))
+    dm, h = spec.d_model, spec.n_heads
+    params = {"embed": jax.random.normal(next(keys), (spec.vocab, dm))}
+    if spec.token_shift:
+        params["shift_embed"] = jax.random.normal(next(keys), (spec.vocab, dm))
+    if spec.d_in:
+        # vector inputs are unit vectors (component variance 1/d_in)
+        params["vec_in"] = jax.random.normal(next(keys), (spec.d_in, dm))
+    layers = []
+    for _ in range(spec.n_layers):
+        head_keys = jax.random.split(next(keys), h)
+        layers.append({
+            "ln": _ln_params(dm),
+            "w_q": init_projection(spec.init, next(keys), dm, h * spec.d_k),
+            "w_k": init_projection(spec.init, next(keys), dm, h * spec.d_k),
+            "w_v": init_projection(spec.init, next(keys), dm, h * spec.d_v),
+            "w_o": init_projection(spec.init, next(keys), h * spec.d_v, dm),
+            # the variant's own parameters, one set per head
+            "attn": jax.vmap(lambda r: attention.init_params(
+                spec.attention, r, spec.d_k, **spec.options))(head_keys),
+        })
+    params["layers"] = layers
+    params["ln_out"] = _ln_params(dm)
+    params["head"] = init_projection("lecun_normal", next(keys), dm, spec.n_classes)
+    return params
+
+
+def embed(spec: ModelSpec, params, batch):
+    """(B, T, d_model) input representation."""
+    tokens = batch["tokens"]  # (B, T)
+    parts = [params["embed"][tokens]]
+    if spec.token_shift:
+        prev = jnp.pad(tokens[:, :-1], ((0, 0), (1, 0)))  # position 0 sees token 0
+        parts.append(params["shift_embed"][prev])
+    if spec.d_in:
+        parts.append(batch["vectors"] @ params["vec_in"])
+    return sum(parts) / math.sqrt(len(parts))
+
+
+def _split_heads(x, n_heads):
+    b, t, _ = x.shape
+    return x.reshape(b, t, n_heads, -1).transpose(0, 2, 1, 3)  # (B, H, T, d)
+
+
+def attention_layer(spec: ModelSpec, layer, h, query_idx=None):
+    """One causal attention layer.
+
+    h: (B, T, d_model); query_idx: (B, n_q) positions whose rows are computed
+    (None: every position). Returns the layer output (B, n_q, d_model) and
+    the rows' logits and weights (B, H, n_q, T) for the statistics.
+    """
+    dtype = jnp.dtype(spec.dtype)
+    x = _layer_norm(h, layer["ln"])
+    t = h.shape[1]
+    pos_q = jnp.broadcast_to(jnp.arange(t), h.shape[:2]) if query_idx is None else query_idx
+    xq = x if query_idx is None else jnp.take_along_axis(x, query_idx[..., None], axis=1)
+    q = _split_heads(xq @ layer["w_q"], spec.n_heads).astype(dtype)  # (B, H, n_q, d_k)
+    k = _split_heads(x @ layer["w_k"], spec.n_heads).astype(dtype)   # (B, H, T, d_k)
+    v = _split_heads(x @ layer["w_v"], spec.n_heads).astype(dtype)   # (B, H, T, d_v)
+    mask = (jnp.arange(t)[None, None, :] <= pos_q[:, :, None])[:, None]  # (B, 1, n_q, T)
+
+    def one_head(p, q_h, k_h, v_h, m):
+        return attention.attend_with_logits(spec.attention, p, q_h, k_h, v_h, mask=m, **spec.options)
+
+    # heads are axis 1; the variant's parameters are stacked on axis 0
+    out, weights, logits = jax.vmap(one_head, in_axes=(0, 1, 1, 1, None), out_axes=1)(
+        layer["attn"], q, k, v, mask[:, 0])
+    b, _, n_q, _ = out.shape
+    out = out.transpose(0, 2, 1, 3).reshape(b, n_q, -1).astype(h.dtype)  # (B, n_q, H*d_v)
+    h_q = h if query_idx is None else jnp.take_along_axis(h, query_idx[..., None], axis=1)
+    return h_q + out @ layer["w_o"], logits, weights, mask
+
+
+def query_positions(loss_mask, n_queries: int):
+    """(B, n_queries) positions of the loss, in order (padded with non-loss positions)."""
+    order = jnp.argsort(-loss_mask, axis=-1, stable=True)[:, :n_queries]
+    return jnp.sort(order, axis=-1)
+
+
+def forward(spec: ModelSpec, params, batch, n_queries: int):
+    """Class logits at the query positions and what the statistics need.
+
+    Returns (logits (B, n_q, C), query_idx (B, n_q), rows) where rows is a
+    list over layers of (logits, weights, mask), each (B, H, n_q, T).
+    """
+    h = embed(spec, params, batch)
+    query_idx = query_positions(batch["loss_mask"], n_queries)
+    rows = []
+    for i, layer in enumerate(params["layers"]):
+        last = i == len(params["layers"]) - 1
+        if last:
+            h, logits, weights, mask = attention_layer(spec, layer, h, query_idx)
+            rows.append((logits, weights, mask))
+        else:
+            h, logits, weights, mask = attention_layer(spec, layer, h)
+            pick = query_idx[:, None, :, None]
+            take = lambda a: jnp.take_along_axis(
+                a, jnp.broadcast_to(pick, a.shape[:2] + pick.shape[2:3] + a.shape[3:]), axis=2)
+            rows.append((take(logits), take(weights), take(jnp.broadcast_to(mask, logits.shape))))
+    out = _layer_norm(h, params["ln_out"]) @ params["head"]  # (B, n_q, C)
+    return out, query_idx, rows
+
+
+def count_params(params) -> int:
+    return sum(x.size for x in jax.tree_util.tree_leaves(params))

@@ -1,0 +1,108 @@
+"""The results folder: run ids, atomic writes, one folder per run.
+
+runs/<run_id>/config.yaml, history.parquet, summary.json (see
+docs/ARCHITECTURE.md). A run_id is derived from the resolved config, so a
+second launch of the same sweep finds its finished runs and skips them.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from omegaconf import DictConfig, OmegaConf
+
+# Keys that change where or how results are written, not what is measured.
+NOT_IDENTITY = ("results_dir", "overwrite", "progress", "logger", "experiment", "hydra")
+FINISHED = ("completed", "diverged")
+PACKAGES = ("jax", "jaxlib", "optax", "hydra-core", "wandb", "pandas", "numpy")
+
+
+def identity(cfg: DictConfig) -> dict:
+    """The part of the config that determines the numbers."""
+    resolved = OmegaConf.to_container(cfg, resolve=True)
+    return {k: v for k, v in resolved.items() if k not in NOT_IDENTITY}
+
+
+def run_id(cfg: DictConfig) -> str:
+    """Readable and unique: <attention>-dk<d_k>-<task>-<optimizer>-s<seed>-<hash>."""
+    ident = identity(cfg)
+    digest = hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:10]
+    return (f"{cfg.attention.name}-dk{cfg.d_k}-{cfg.task.name}-{cfg.optimizer.name}"
+            f"-s{cfg.seed}-{digest}")
+
+
+def run_dir(results_dir: str | Path, rid: str) -> Path:
+    return Path(results_dir) / "runs" / rid
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write to a temp file in the same folder, then rename: never a half file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    atomic_write_bytes(path, text.encode())
+
+
+def atomic_write_parquet(path: Path, frame: pd.DataFrame) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        frame.to_parquet(tmp, index=False)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_summary(folder: Path) -> dict | None:
+    try:
+        return json.loads((folder / "summary.json").read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+
+
+def is_finished(folder: Path) -> bool:
+    summary = read_summary(folder)
+    return bool(summary) and summary.get("status") in FINISHED
+
+
+def package_versions() -> dict[str, str]:
+    out = {}
+    for name in PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+def write_config(folder: Path, cfg: DictConfig) -> None:
+    plain = {k: v for k, v in OmegaConf.to_container(cfg, resolve=True).items() if k != "hydra"}
+    atomic_write_text(folder / "config.yaml", OmegaConf.to_yaml(OmegaConf.create(plain)))
+
+
+def write_history(folder: Path, rows: list[dict[str, Any]]) -> None:
+    atomic_write_parquet(folder / "history.parquet", pd.DataFrame(rows))
+
+
+def write_summary(folder: Path, summary: dict[str, Any]) -> None:
+    atomic_write_text(folder / "summary.json", json.dumps(summary, indent=2, sort_keys=True,
+                                                          default=str) + "\n")
