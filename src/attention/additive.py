@@ -12,19 +12,19 @@ import jax.numpy as jnp
 from attention.registry import Variant, register
 
 
-def init_additive(rng, d_k: int, d_hidden: int | None = None, dtype=jnp.float32):
+def init_additive(rng, d_k: int, d_hidden: int | None = None):
     d_hidden = d_k if d_hidden is None else d_hidden
     rq, rk, rv = jax.random.split(rng, 3)
     lecun = jax.nn.initializers.lecun_normal()
     return {
-        "w_q": lecun(rq, (d_k, d_hidden), dtype),
-        "w_k": lecun(rk, (d_k, d_hidden), dtype),
+        "w_q": lecun(rq, (d_k, d_hidden)),
+        "w_k": lecun(rk, (d_k, d_hidden)),
         # v maps d_hidden -> 1; lecun_normal on a [d_hidden, 1] matrix.
-        "v": lecun(rv, (d_hidden, 1), dtype)[:, 0],
+        "v": lecun(rv, (d_hidden, 1))[:, 0],
     }
 
 
-def _additive(params, q, k, key_count=None, d_hidden=None):
+def _additive(params, q, k, key_count=None):
     dtype = q.dtype
     hq = q @ params["w_q"].astype(dtype)  # (..., n_q, h)
     hk = k @ params["w_k"].astype(dtype)  # (..., n_k, h)
@@ -35,4 +35,5 @@ def _additive(params, q, k, key_count=None, d_hidden=None):
 register(Variant(
     "additive", init_additive, _additive,
     doc="v . tanh(q W_q + k W_k): Bahdanau et al. 2015",
+    init_options=("d_hidden",),
 ))

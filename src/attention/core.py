@@ -4,14 +4,16 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from attention.registry import Params, get_variant
+from attention.registry import Params, get_variant, split_options
 
 
 def init_params(name: str, rng, d_k: int, **options) -> Params:
     """Parameters of the variant's compatibility function ({} if none)."""
     if d_k < 1:
         raise ValueError(f"d_k: must be >= 1, got {d_k}")
-    return get_variant(name).init(rng, d_k, **options)
+    variant = get_variant(name)
+    init_options, _ = split_options(variant, options)
+    return variant.init(rng, d_k, **init_options)
 
 
 def _key_count(mask, q_shape, n_k: int):
@@ -26,7 +28,8 @@ def scores(name: str, params: Params, q, k, mask=None, **options):
     """Compatibility logits [..., n_q, n_k] of q [..., n_q, d_k] with k [..., n_k, d_k].
 
     `mask` is only used to count each row's keys (for length-aware variants);
-    masking itself happens in `attend`.
+    masking itself happens in `attend`. `options` are the variant's knobs
+    (see conf/attention/); those that only shape the init are ignored here.
     """
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(
@@ -34,7 +37,9 @@ def scores(name: str, params: Params, q, k, mask=None, **options):
             f"{q.shape[-1]} and {k.shape[-1]}"
         )
     variant = get_variant(name)
-    return variant.score(params, q, k, key_count=_key_count(mask, q.shape, k.shape[-2]), **options)
+    _, score_options = split_options(variant, options)
+    return variant.score(params, q, k, key_count=_key_count(mask, q.shape, k.shape[-2]),
+                         **score_options)
 
 
 def masked_softmax(logits, mask=None):

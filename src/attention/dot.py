@@ -40,5 +40,6 @@ register(Variant(
 register(Variant(
     "mup", no_params, _mup,
     doc="softmax(multiplier * q.k / d_k): muP (Yang et al. 2022)",
+    score_options=("multiplier",),
     logit_scale=lambda d_k, n_keys: 1.0 / d_k,
 ))

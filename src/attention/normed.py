@@ -27,8 +27,8 @@ def _layer_norm(x, gain):
     return ((x32 - mean) * jnp.reciprocal(jnp.sqrt(var + _EPS)) * gain).astype(x.dtype)
 
 
-def init_qk_norm(rng, d_k: int, dtype=jnp.float32):
-    return {"gain_q": jnp.ones((d_k,), dtype), "gain_k": jnp.ones((d_k,), dtype)}
+def init_qk_norm(rng, d_k: int):
+    return {"gain_q": jnp.ones((d_k,)), "gain_k": jnp.ones((d_k,))}
 
 
 def _qk_norm(params, q, k, key_count=None):
@@ -37,8 +37,8 @@ def _qk_norm(params, q, k, key_count=None):
     return dot(qn, kn) / jnp.sqrt(jnp.asarray(q.shape[-1], q.dtype))
 
 
-def init_cosine(rng, d_k: int, init_temperature: float = 10.0, dtype=jnp.float32):
-    return {"log_temp": jnp.asarray(math.log(init_temperature), dtype)}
+def init_cosine(rng, d_k: int, init_temperature: float = 10.0):
+    return {"log_temp": jnp.asarray(math.log(init_temperature), jnp.float32)}
 
 
 def _unit(x):
@@ -47,16 +47,16 @@ def _unit(x):
     return (x32 / jnp.sqrt(jnp.sum(x32 * x32, -1, keepdims=True) + _EPS)).astype(x.dtype)
 
 
-def _cosine(params, q, k, key_count=None, init_temperature=None):
+def _cosine(params, q, k, key_count=None):
     g = jnp.exp(params["log_temp"]).astype(q.dtype)
     return g * dot(_unit(q), _unit(k))
 
 
-def init_ssmax(rng, d_k: int, init_s: float = 1.0, dtype=jnp.float32):
-    return {"s": jnp.asarray(init_s, dtype)}
+def init_ssmax(rng, d_k: int, init_s: float = 1.0):
+    return {"s": jnp.asarray(init_s, jnp.float32)}
 
 
-def _ssmax(params, q, k, key_count=None, init_s=None):
+def _ssmax(params, q, k, key_count=None):
     if key_count is None:
         key_count = jnp.full(q.shape[:-1] + (1,), k.shape[-2], jnp.float32)
     # log(1) = 0 would zero a single-key row's logits, which is harmless:
@@ -74,9 +74,11 @@ register(Variant(
 register(Variant(
     "cosine", init_cosine, _cosine,
     doc="g * cos(q, k), learned temperature g (starts at 10)",
+    init_options=("init_temperature",),
 ))
 register(Variant(
     "ssmax", init_ssmax, _ssmax,
     doc="s * log(n) * q.k / sqrt(d_k), learned s (starts at 1)",
+    init_options=("init_s",),
     logit_scale=lambda d_k, n_keys: math.log(n_keys) / math.sqrt(d_k),
 ))

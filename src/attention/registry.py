@@ -1,8 +1,8 @@
 """A variant of attention is its compatibility (score) function.
 
 Each variant supplies two pure functions:
-  init(rng, d_k, **options) -> params      (a dict pytree, {} if parameter-free)
-  score(params, q, k, key_count, **options) -> logits [..., n_q, n_k]
+  init(rng, d_k, **init_options) -> params      (a dict pytree, {} if parameter-free)
+  score(params, q, k, key_count, **score_options) -> logits [..., n_q, n_k]
 Masking, softmax and the weighted sum live once, in `core.attend`.
 
 `key_count` ([..., n_q, 1], float) is the number of keys each query row may
@@ -22,6 +22,9 @@ class Variant:
     init: Callable[..., Params]
     score: Callable[..., Any]
     doc: str = ""
+    # Names of the knobs each function takes; anything else is an error.
+    init_options: tuple[str, ...] = ()
+    score_options: tuple[str, ...] = ()
     # The factor c in logits = c * q.k at init, as a function of d_k and the
     # number of keys; None where the score is not a scaled dot product.
     # Used for theory lines (Var(logit) = c^2 Var(q.k)).
@@ -50,6 +53,18 @@ def get_variant(name: str) -> Variant:
         ) from None
 
 
-def no_params(rng, d_k: int, **options) -> Params:
-    del rng, d_k, options
+def split_options(variant: Variant, options: dict) -> tuple[dict, dict]:
+    """(init options, score options) of a variant; unknown names are an error."""
+    known = variant.init_options + variant.score_options
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        allowed = ", ".join(known) or "none"
+        raise ValueError(f"attention.{unknown[0]}: not an option of {variant.name!r}; "
+                         f"allowed: {allowed}")
+    pick = lambda names: {k: v for k, v in options.items() if k in names}
+    return pick(variant.init_options), pick(variant.score_options)
+
+
+def no_params(rng, d_k: int) -> Params:
+    del rng, d_k
     return {}

@@ -50,14 +50,15 @@ def explain(exc: BaseException) -> str:
             if m:
                 allowed = _allowed_keys(e)
                 return f"{key}: unknown key; allowed keys here: {allowed}"
-            m = re.match(r"Value '(.*)' (?:of type '.*' )?could not be converted to (\w+)", msg)
+            m = re.match(r"Value '(.*?)' (?:of type '.*?' )?could not be converted to (\w+)", msg)
             if m:
                 return f"{key}: expected {m.group(2).lower()}, got {m.group(1)!r}"
             return f"{key}: {msg}"
     msg = str(exc)
     m = re.search(r"Could not find '([^']+)/([^']+)'\s*\nAvailable options in '[^']+':\s*\n(.*)", msg, re.S)
     if m:
-        options = ", ".join(line.strip() for line in m.group(3).splitlines()
+        listed = m.group(3).split("Config search path")[0].splitlines()
+        options = ", ".join(line.strip() for line in listed
                             if line.strip() and not line.strip().startswith("schema_"))
         return f"{m.group(1)}: unknown option {m.group(2)!r}; allowed: {options}"
     m = re.search(r"Could not override '([^']+)'", msg)

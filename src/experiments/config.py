@@ -161,6 +161,10 @@ def _check(ok: bool, key: str, allowed: str, value) -> None:
 
 def validate(cfg: DictConfig) -> None:
     """Range checks on a composed training config; raises ValueError naming the key."""
+    known = set(Config.__dataclass_fields__) | {"hydra"}
+    unknown = sorted(set(cfg.keys()) - known)
+    _check(not unknown, unknown[0] if unknown else "", f"unknown key; allowed: {', '.join(sorted(known - {'hydra'}))}",
+           cfg[unknown[0]] if unknown else None)
     _check(cfg.attention.name in attention.VARIANTS, "attention",
            f"must be one of {', '.join(sorted(attention.VARIANTS))}", cfg.attention.name)
     _check(cfg.d_k >= 1, "d_k", "must be >= 1", cfg.d_k)

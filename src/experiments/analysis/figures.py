@@ -1,0 +1,63 @@
+"""The figure list, and rendering it to bytes (plot writes them; the dashboard inlines them)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from . import figures_attn, figures_train, load, style
+
+
+@dataclass(frozen=True)
+class FigureSpec:
+    key: str  # file stem (learning curves add _<task>_<optimizer>)
+    title: str
+    build: Callable  # Results -> [(name, Figure)]; raises style.Skip when data are missing
+
+
+FIGURES = [
+    FigureSpec("logit_variance", "1. Logit variance vs d_k (init, probe, end) with theory", figures_attn.logit_variance),
+    FigureSpec("entropy", "2. Normalised attention entropy vs d_k", figures_attn.entropy),
+    FigureSpec("saturation", "3. Saturated share of rows vs d_k", figures_attn.saturation),
+    FigureSpec("gradients", "4. Median softmax-Jacobian norm and Q/K gradient norms vs d_k", figures_attn.gradients),
+    FigureSpec("quality", "5. Accuracy, steps to threshold and accuracy AUC vs d_k", figures_train.quality),
+    FigureSpec("learning_curves", "6. Learning curves (variant × d_k)", figures_train.learning_curves),
+    FigureSpec("cost", "7. Cost: time and memory ratios vs n", figures_train.cost),
+    FigureSpec("logit_growth", "8. Trained logit std vs d_k (the muP check)", figures_attn.logit_growth),
+]
+
+
+@dataclass(frozen=True)
+class Rendered:
+    name: str
+    title: str
+    files: dict[str, bytes]  # format -> bytes
+
+
+def render(res: load.Results, formats=("png", "svg")) -> tuple[list[Rendered], list[str]]:
+    """Every figure the data allow, and a one-line note for each one skipped."""
+    out, notes = [], []
+    for spec in FIGURES:
+        try:
+            built = spec.build(res)
+        except style.Skip as why:
+            notes.append(f"skipped figure {spec.key}: {why}")
+            continue
+        for name, fig in built:
+            try:
+                out.append(Rendered(name, spec.title, {f: style.to_bytes(fig, f) for f in formats}))
+            finally:
+                style.close(fig)
+    return out, notes
+
+
+def write(res: load.Results, out_dir: Path) -> tuple[list[Path], list[str]]:
+    rendered, notes = render(res)
+    paths = []
+    for r in rendered:
+        for fmt, data in r.files.items():
+            path = out_dir / f"{r.name}.{fmt}"
+            load.atomic_write_bytes(path, data)
+            paths.append(path)
+    return paths, notes

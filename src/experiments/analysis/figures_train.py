@@ -1,0 +1,119 @@
+"""Figures 5-7: quality per task and optimizer, learning curves, cost."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+from . import load, style
+from .style import Skip
+
+QUALITY_PANELS = [
+    ("test_accuracy", "test accuracy (fraction correct)"),
+    ("steps_to_threshold", "steps to threshold (never → total steps)"),
+    ("accuracy_auc", "accuracy AUC (mean val. acc. over training)"),
+]
+
+
+def censored_steps(summary: pd.DataFrame) -> pd.Series:
+    """steps_to_threshold with 'never reached' counted as the run's total steps."""
+    return summary["steps_to_threshold"].astype(float).fillna(summary["steps"].astype(float))
+
+
+def quality(res):
+    if res.summary is None:
+        raise Skip("no summary.parquet")
+    s = res.summary.assign(steps_to_threshold=censored_steps(res.summary))
+    conds = load.conditions(s)
+    fig, axes = style.new_figure(len(conds), len(QUALITY_PANELS), width=4.2, height=3.1)
+    order = {v: i for i, v in enumerate(load.variant_order(s["attention"].unique()))}
+    s = s.sort_values("attention", key=lambda c: c.map(order), kind="stable")
+    for r, cond in enumerate(conds):
+        sub = load.at_condition(s, cond)
+        for c, (column, ylabel) in enumerate(QUALITY_PANELS):
+            ax = axes[r][c]
+            style.mean_band(ax, load.per_seed(sub, column).sort_values(
+                "attention", key=lambda a: a.map(order), kind="stable"), column)
+            style.dk_axis(ax, sub["d_k"])
+            ax.set_ylabel(ylabel)
+            ax.set_title(f"{cond[0]}, {cond[1]}")
+            if r == 0 and c == len(QUALITY_PANELS) - 1:
+                style.legend(ax)
+    return [("quality", fig)]
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower()
+
+
+def learning_curves(res):
+    if res.history is None:
+        raise Skip("no history.parquet")
+    out = []
+    for cond in load.conditions(res.history.drop_duplicates("run_id")):
+        hist = load.at_condition(res.history, cond)
+        variants = load.variant_order(hist["attention"].unique())
+        d_ks = sorted(hist["d_k"].unique())
+        fig, axes = style.new_figure(len(variants), len(d_ks), width=2.2, height=1.6,
+                                     sharex=True, sharey=True)
+        for r, v in enumerate(variants):
+            for c, d in enumerate(d_ks):
+                ax = axes[r][c]
+                runs = hist[(hist["attention"] == v) & (hist["d_k"] == d)]
+                for _, run in runs.groupby("run_id"):
+                    run = run.sort_values("step")
+                    ax.plot(run["step"], run["accuracy"], color=style.colour(v), lw=0.6, alpha=0.45)
+                if len(runs):
+                    mean = runs.groupby("step")["accuracy"].mean()
+                    ax.plot(mean.index, mean.to_numpy(), color=style.colour(v), lw=1.6)
+                ax.set_yticks([0, 0.5, 1])
+                ax.label_outer()  # tick labels on the outer panels only
+                if r == 0:
+                    ax.set_title(f"d_k = {int(d)}")
+                if c == 0:
+                    ax.set_ylabel(f"{style.label(v)}\nval. accuracy")
+                if r == len(variants) - 1:
+                    ax.set_xlabel("training step")
+        fig.suptitle(f"Learning curves — {cond[0]}, {cond[1]} (thin: seeds, thick: mean)")
+        out.append((f"learning_curves_{slug(cond[0])}_{slug(cond[1])}", fig))
+    return out
+
+
+def cost_pairs(cost: pd.DataFrame, impl: str) -> pd.DataFrame:
+    """Rows of impl measured (not skipped), with its ratio over scaled at the same n, d_k, mode."""
+    df = cost[cost["impl"] == impl]
+    if "skipped" in df:
+        df = df[~df["skipped"].fillna(False).astype(bool)]
+    return df.dropna(subset=["time_ratio"])
+
+
+def cost(res):
+    if res.cost is None:
+        raise Skip("no cost.parquet")
+    panels = [("additive", "time_ratio", "time ratio additive / scaled"),
+              ("additive", "memory_ratio", "peak-memory ratio additive / scaled"),
+              ("reference", "time_ratio", "time ratio reference / scaled")]
+    fig, axes = style.new_figure(1, len(panels), width=4.4, height=3.4)
+    d_ks = sorted(res.cost["d_k"].unique())
+    shades = dict(zip(d_ks, np.linspace(0.35, 0.95, len(d_ks))))
+    for ax, (impl, column, ylabel) in zip(axes[0], panels):
+        df = cost_pairs(res.cost, impl)
+        for (mode, d), g in df.groupby(["mode", "d_k"]):
+            g = g.sort_values("n")
+            ax.plot(g["n"], g[column], marker="o", ms=3, lw=1.3,
+                    ls="-" if mode == "forward_backward" else ":",
+                    color=style.plt.cm.Greens(shades[d]) if impl == "additive" else style.plt.cm.Greys(shades[d]),
+                    label=f"d_k={int(d)}, {mode.replace('_', '+')}")
+        ax.axhline(1.0, color="k", lw=0.8, alpha=0.6)
+        ax.set_xscale("log", base=2)
+        ns = sorted(res.cost["n"].unique())
+        ax.set_xticks(ns, [str(int(n)) for n in ns])
+        ax.minorticks_off()
+        ax.set_yscale("log")
+        ax.set_xlabel("n (queries = keys)")
+        ax.set_ylabel(f"{ylabel} (×)")
+        ax.set_title(ylabel + ("" if len(df) else " — not measured"))
+        style.legend(ax, outside=False)
+    return [("cost", fig)]

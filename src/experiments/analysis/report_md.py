@@ -1,0 +1,65 @@
+"""REPORT.md: one section per sub-claim, each with figure, table, rule, verdict and conditions."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from . import load
+from .verdicts import BOOT, Section
+
+FIGURE_NEEDS = {  # figure stem -> the table it is drawn from (the link is written when that exists)
+    "logit_variance": ("history", "probe"), "entropy": ("history", "probe"),
+    "saturation": ("history", "probe"), "gradients": ("history", "probe"), "quality": ("summary",),
+    "learning_curves": ("history",), "cost": ("cost",), "logit_growth": ("history",),
+}
+
+
+def md_table(df: pd.DataFrame) -> str:
+    if df is None or df.empty:
+        return "_no rows_"
+    cell = lambda x: str(x).replace("|", "\\|")  # noqa: E731
+    lines = ["| " + " | ".join(cell(c) for c in df.columns) + " |",
+             "|" + "|".join("---" for _ in df.columns) + "|"]
+    lines += ["| " + " | ".join(cell(x) for x in row) + " |" for row in df.itertuples(index=False)]
+    return "\n".join(lines)
+
+
+def figure_links(res: load.Results, stems: list[str]) -> list[str]:
+    links = []
+    for stem in stems:
+        if not any(getattr(res, t) is not None for t in FIGURE_NEEDS[stem]):
+            links.append(f"_figure `{stem}` not drawn: its data are missing._")
+        elif stem == "learning_curves":
+            from .figures_train import slug
+            for task, opt in load.conditions(res.history.drop_duplicates("run_id")):
+                name = f"learning_curves_{slug(task)}_{slug(opt)}"
+                links.append(f"![learning curves, {task}, {opt}](figures/{name}.png)")
+        else:
+            links.append(f"![{stem.replace('_', ' ')}](figures/{stem}.png)")
+    return links
+
+
+def section_md(res: load.Results, s: Section) -> str:
+    parts = [f"## {s.title}", f"**Claim.** {s.claim}", *figure_links(res, s.figures)]
+    for caption, table in s.tables:
+        parts += [f"*{caption}*", md_table(table)]
+    parts += [f"**Rule.** {s.rule}",
+              f"**Verdict: {s.verdict}.** {s.reason}",
+              f"**Conditions.** {s.conditions}"]
+    return "\n\n".join(parts)
+
+
+def render(res: load.Results, sections: list[Section]) -> str:
+    summary = pd.DataFrame([{"sub-claim": s.title, "verdict": s.verdict} for s in sections])
+    head = [
+        "# Scaled dot-product attention: what the data say",
+        "Vaswani et al. 2017, sec. 3.2.1, put under measurement (see CLAIM.md). Written by "
+        "`python -m experiments.report` from the results folder alone; every verdict below is computed "
+        f"from the tables by the rule stated beside it. Intervals: {BOOT}. Figures: "
+        "`python -m experiments.plot`.",
+        md_table(summary),
+    ]
+    missing = [f"`{t}.parquet`" for t in ("summary", "history", "probe", "cost") if getattr(res, t) is None]
+    if missing:
+        head.append("Missing from this results folder: " + ", ".join(missing) + ".")
+    return "\n\n".join(head + [section_md(res, s) for s in sections]) + "\n"

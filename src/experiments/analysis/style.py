@@ -1,0 +1,113 @@
+"""One look for every figure: fixed colour per variant, log2 d_k axes, deterministic files."""
+
+from __future__ import annotations
+
+import io
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only; never a display
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from .stats import bootstrap_mean_ci  # noqa: E402
+
+COLOURS = {
+    "scaled": "#1f77b4", "unscaled": "#d62728", "additive": "#2ca02c", "mup": "#9467bd",
+    "qk_norm": "#ff7f0e", "cosine": "#8c564b", "ssmax": "#e377c2",
+}
+LABELS = {
+    "scaled": "scaled (1/√d_k)", "unscaled": "unscaled (1)", "additive": "additive (Bahdanau)",
+    "mup": "muP (1/d_k)", "qk_norm": "QK-LayerNorm", "cosine": "cosine (learned g)",
+    "ssmax": "scalable softmax",
+}
+# Theory scale factor c of q.k per variant: Var(c q.k) = d_k c^2 for unit-variance q, k.
+THEORY_SCALE2 = {"unscaled": lambda d: 1.0, "scaled": lambda d: 1.0 / d, "mup": lambda d: 1.0 / d**2}
+
+STYLE = {
+    "figure.dpi": 110, "savefig.dpi": 110, "font.size": 9, "axes.titlesize": 10,
+    "axes.labelsize": 9, "legend.fontsize": 8, "axes.grid": True, "grid.alpha": 0.3,
+    "axes.spines.top": False, "axes.spines.right": False,
+    "svg.hashsalt": "attention-scaling",  # stable element ids: identical SVG on rerun
+    "svg.fonttype": "path",  # text as paths: no font needed where the SVG is shown
+}
+plt.rcParams.update(STYLE)  # this process only draws files: one style for all of them
+
+
+def colour(variant: str) -> str:
+    return COLOURS.get(variant, "#7f7f7f")
+
+
+def label(variant: str) -> str:
+    return LABELS.get(variant, variant)
+
+
+def new_figure(nrows: int = 1, ncols: int = 1, width: float = 4.2, height: float = 3.2, **kw):
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows),
+                             squeeze=False, layout="constrained", **kw)
+    return fig, axes
+
+
+def dk_axis(ax, d_ks) -> None:
+    """log2 x axis with a tick at every d_k measured."""
+    ax.set_xscale("log", base=2)
+    ticks = sorted({int(d) for d in d_ks})
+    ax.set_xticks(ticks, [str(t) for t in ticks])
+    ax.minorticks_off()
+    ax.set_xlabel("d_k (key/query dimension)")
+
+
+def mean_band(ax, df: pd.DataFrame, column: str, x: str = "d_k", **line_kw) -> None:
+    """Seed mean per x with its 95% bootstrap interval, one line per variant."""
+    for variant, g in df.groupby("attention", sort=False):
+        pts = []
+        for xv, gx in g.groupby(x):
+            pts.append((xv, *bootstrap_mean_ci(gx[column].to_numpy())))
+        if not pts:
+            continue
+        xs, m, lo, hi = (np.array(a, dtype=float) for a in zip(*pts))
+        kw = dict(color=colour(variant), label=label(variant), marker="o", ms=3, lw=1.4) | line_kw
+        ax.plot(xs, m, **kw)
+        ok = np.isfinite(lo) & np.isfinite(hi)
+        ax.fill_between(xs[ok], lo[ok], hi[ok], color=colour(variant), alpha=0.18, lw=0)
+
+
+def theory_lines(ax, d_ks, variants) -> None:
+    """Dashed Var = d_k c^2 for the variants with a closed form."""
+    xs = np.array(sorted(set(d_ks)), dtype=float)
+    for v in variants:
+        if v in THEORY_SCALE2:
+            ys = xs * np.array([THEORY_SCALE2[v](d) for d in xs])
+            ax.plot(xs, ys, ls="--", lw=1, color=colour(v), alpha=0.8)
+
+
+def legend(ax, theory: bool = False, outside: bool = True) -> None:
+    """Legend naming the variants; outside the axes (right) so it never hides data."""
+    handles, labels = ax.get_legend_handles_labels()
+    if theory:
+        handles.append(plt.Line2D([], [], ls="--", color="k", lw=1))
+        labels.append("theory at init: d_k c²")
+    if not handles:
+        return
+    if outside:
+        ax.legend(handles, labels, frameon=False, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    else:
+        ax.legend(handles, labels, frameon=False, loc="upper left")
+
+
+def to_bytes(fig, fmt: str) -> bytes:
+    """Render to bytes with no timestamp, so reruns give identical files."""
+    buf = io.BytesIO()
+    metadata = {"Date": None} if fmt == "svg" else {"Software": None}
+    fig.savefig(buf, format=fmt, metadata=metadata)  # constrained layout already fits labels
+    return buf.getvalue()
+
+
+def close(fig) -> None:
+    plt.close(fig)
+
+
+class Skip(Exception):
+    """Raised by a figure whose data are missing; the message is the one-line note."""

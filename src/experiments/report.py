@@ -1,0 +1,29 @@
+"""`python -m experiments.report results_dir=…`: ${results_dir}/REPORT.md, one section per sub-claim.
+
+Each section: figure link, the numbers behind it, the rule, the verdict it
+computes, and the conditions measured under. Reads the results folder alone.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from experiments.analysis import cli, load, report_md, verdicts_train
+
+
+def run(results_dir: Path) -> None:
+    res = load.load_results(results_dir)
+    sections = verdicts_train.all_sections(res)
+    load.atomic_write_text(results_dir / "REPORT.md", report_md.render(res, sections))
+    for s in sections:
+        print(f"{s.title}: {s.verdict}")
+    print(f"wrote {results_dir / 'REPORT.md'}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    return cli.entry("report", run, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,141 @@
+"""Shared pieces of the synthetic tasks: the batch contract, the task spec,
+key streams, and small samplers.
+
+Batch = dict(tokens=int32[B,T], vectors=float32[B,T,d_in],
+             targets=int32[B,T], loss_mask=float32[B,T])
+Targets are 0 wherever loss_mask is 0, so every target is a valid class.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import numbers
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import jax
+import jax.numpy as jnp
+
+Batch = dict[str, jax.Array]
+
+# Token 0 is the null/filler token in every token task; keys never use it so a
+# filler can never be mistaken for a key.
+NULL_TOKEN = 0
+
+# Split ids for stream_key. The data streams are first folded with DATA_TAG so
+# that they never coincide with other uses of the same seed (parameter init,
+# dropout), which would typically fold in small integers like 0, 1, 2.
+SPLITS = {"train": 0, "val": 1, "test": 2}
+DATA_TAG = 0x7A5C
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """Everything the harness needs to know about one task."""
+
+    name: str
+    config_cls: type
+    make_batch: Callable[[Any, jax.Array, int], Batch]
+    input_vocab: Callable[[Any], int]
+    n_classes: Callable[[Any], int]
+    seq_len: Callable[[Any], int]
+    d_in: Callable[[Any], int]
+    validate: Callable[[Any], None]
+
+
+def check(ok: bool, field: str, allowed: str, value: Any) -> None:
+    """Raise the project's one-line config error: 'task.<field>: <allowed>, got <value>'."""
+    if not ok:
+        raise ValueError(f"task.{field}: {allowed}, got {value!r}")
+
+
+def check_int(cfg: Any, field: str, lo: int) -> None:
+    value = getattr(cfg, field)
+    ok = isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= lo
+    check(ok, field, f"must be an integer >= {lo}", value)
+
+
+def jit_per_config(make_batch: Callable[[Any, jax.Array, int], Batch]) -> Callable[[Any, jax.Array, int], Batch]:
+    """Compile make_batch once per (config, batch_size), rng the only argument.
+
+    Called eagerly, a batch maker would compile each of its ops separately for
+    every new shape (seconds per config); one cached jit is faster and gives
+    the same bits on every call. Inside an outer jit it simply inlines.
+    Non-dataclass configs (e.g. a raw DictConfig) run uncompiled."""
+
+    @functools.lru_cache(maxsize=None)
+    def compiled(cfg_type: type, values: tuple, batch_size: int):
+        cfg = cfg_type(*values)
+        return jax.jit(lambda rng: make_batch(cfg, rng, batch_size))
+
+    @functools.wraps(make_batch)
+    def wrapper(cfg: Any, rng: jax.Array, batch_size: int) -> Batch:
+        if not dataclasses.is_dataclass(cfg):
+            return make_batch(cfg, rng, batch_size)
+        values = tuple(getattr(cfg, f.name) for f in dataclasses.fields(cfg))
+        return compiled(type(cfg), values, int(batch_size))(rng)
+
+    return wrapper
+
+
+# --- vocabulary layout of the token tasks -----------------------------------
+
+
+def key_range(vocab_size: int) -> tuple[int, int]:
+    """Keys come from the lower half, without the null token: [1, V//2)."""
+    return 1, vocab_size // 2
+
+
+def value_range(vocab_size: int) -> tuple[int, int]:
+    """Values come from the upper half: [V//2, V). Targets are value - V//2."""
+    return vocab_size // 2, vocab_size
+
+
+# --- samplers ---------------------------------------------------------------
+
+
+def sample_distinct(rng: jax.Array, log_weights: jax.Array, batch: int, k: int) -> jax.Array:
+    """k distinct indices per row, drawn one after another without replacement
+    with probability proportional to exp(log_weights) (Gumbel top-k; it has
+    the same law as sequential np.random.choice(replace=False, p=...)).
+    Returns int32[batch, k]; uniform when log_weights is constant."""
+    n = log_weights.shape[0]
+    gumbel = jax.random.gumbel(rng, (batch, n), dtype=jnp.float32)
+    _, idx = jax.lax.top_k(log_weights[None, :] + gumbel, k)  # (B, k), in draw order
+    return idx.astype(jnp.int32)
+
+
+def token_batch(tokens: jax.Array, targets: jax.Array, loss_mask: jax.Array) -> Batch:
+    """Assemble a batch for a token task (d_in = 0: vectors is [B, T, 0])."""
+    b, t = tokens.shape
+    return dict(
+        tokens=tokens.astype(jnp.int32),
+        vectors=jnp.zeros((b, t, 0), jnp.float32),
+        targets=(targets * (loss_mask > 0)).astype(jnp.int32),
+        loss_mask=loss_mask.astype(jnp.float32),
+    )
+
+
+# --- key streams ------------------------------------------------------------
+
+
+def stream_key(seed: int, split: str) -> jax.Array:
+    """The root key of one split's stream; train, val and test never share keys.
+    Works with a traced seed (vmap over seeds)."""
+    if split not in SPLITS:
+        raise ValueError(f"split: must be one of {sorted(SPLITS)}, got {split!r}")
+    data = jax.random.fold_in(jax.random.PRNGKey(seed), DATA_TAG)
+    return jax.random.fold_in(data, SPLITS[split])
+
+
+def fixed_set(spec: TaskSpec, cfg: Any, seed: int, split: str, n_examples: int) -> Batch:
+    """One batch of n_examples from a split's stream: the fixed val/test set."""
+    return spec.make_batch(cfg, stream_key(seed, split), n_examples)
+
+
+def train_batch(spec: TaskSpec, cfg: Any, seed: int, step: int | jax.Array, batch_size: int) -> Batch:
+    """The training batch of one step: fold_in(step) on the train stream, so a
+    step's batch does not depend on how many batches came before it."""
+    rng = jax.random.fold_in(stream_key(seed, "train"), step)
+    return spec.make_batch(cfg, rng, batch_size)

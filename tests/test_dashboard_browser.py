@@ -1,0 +1,53 @@
+"""Open dashboard.html in a real headless Chromium (file://, no server, no network).
+
+The page runs a self-test when its URL ends in #selftest and writes the result
+into <pre id="selftest-result">; Chromium's --dump-dom returns that DOM, and
+--enable-logging=stderr reports every console message. Needs Debian's
+chromium package (`apt-get install chromium`); skips without it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from experiments import dashboard
+from fixtures_results import assert_self_contained, write_synthetic_results
+
+
+def _chromium() -> str | None:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        if path := shutil.which(name):
+            return path
+    return "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None
+
+
+def test_dashboard_in_headless_chromium(tmp_path):
+    root = write_synthetic_results(tmp_path / "results")
+    assert dashboard.main([f"results_dir={root}"]) == 0
+    assert_self_contained((root / "dashboard.html").read_text(), n_figures=9)
+    browser = _chromium()
+    if browser is None:
+        pytest.skip("Chromium not found: install it with `apt-get install chromium` to run this test")
+    url = (root / "dashboard.html").resolve().as_uri() + "#selftest"
+    proc = subprocess.run(
+        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-extensions",
+         f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr", "--v=0",
+         "--virtual-time-budget=5000", "--dump-dom", url],
+        capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    console = [ln for ln in proc.stderr.splitlines() if ":CONSOLE" in ln]
+    assert console == [], console  # the page logs nothing; any line is an error or a stray log
+    found = re.search(r'<pre id="selftest-result">(.*?)</pre>', proc.stdout, re.S)
+    assert found and found.group(1).strip(), "the self-test did not run"
+    result = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+    assert result["errors"] == []
+    assert result["figures"] >= 9 and result["figures_drawn"] == result["figures"]
+    assert result["chart_points"] > 0
+    assert result["rows_filtered"] < result["rows_before"] == result["rows_restored"]

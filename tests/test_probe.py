@@ -1,0 +1,107 @@
+"""experiments.probe: the init-time probe agrees with theory; config errors are one line."""
+import subprocess
+import sys
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pandas as pd
+import pytest
+from omegaconf import OmegaConf
+
+import attention
+from experiments import probe
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def make_cfg(**overrides):
+    cfg = OmegaConf.structured(probe.ProbeConfig)
+    cfg.progress = False
+    for key, value in overrides.items():
+        cfg[key] = value
+    return cfg
+
+
+@pytest.fixture(scope="module")
+def iid_table():
+    return probe.probe(make_cfg(variants=["scaled", "unscaled"], d_ks=[8, 64, 512]), log=lambda *_: None)
+
+
+def test_iid_logit_variance(iid_table):
+    for r in iid_table.itertuples():
+        expected = r.d_k if r.attention == "unscaled" else 1.0
+        assert r.logit_var / expected == pytest.approx(1, abs=0.05), (r.attention, r.d_k)
+        assert r.theory_logit_var == pytest.approx(expected)
+
+
+def test_iid_entropy_matches_monte_carlo(iid_table):
+    for r in iid_table.itertuples():
+        assert r.entropy / r.theory_entropy == pytest.approx(1, abs=0.05), (r.attention, r.d_k)
+    unscaled = iid_table[iid_table.attention == "unscaled"].sort_values("d_k")
+    assert unscaled.entropy.is_monotonic_decreasing and unscaled.saturation.iloc[-1] > 0.4
+
+
+def test_model_input_lecun_logit_variance():
+    table = probe.probe(make_cfg(variants=["scaled", "unscaled"], d_ks=[64, 256],
+                                 input_model="model", init="lecun_normal"), log=lambda *_: None)
+    assert set(table.init) == {"lecun_normal"} and set(table.input_model) == {"model"}
+    for r in table.itertuples():
+        assert r.logit_var / r.theory_logit_var == pytest.approx(1, abs=0.10), (r.attention, r.d_k)
+
+
+def test_grad_norms_equal_per_row_rms_in_expectation():
+    # iid q: the batch loss / sqrt(B) gives exactly the per-row RMS of |dl_i/dq_i|
+    cfg = make_cfg(variants=["scaled"], d_ks=[16], n_rows=256, queries_per_batch=64)
+    got = probe.measure_grid(cfg, 16, None)[("scaled", "none")]["grad_norm_q"]
+    rows = {k: jnp.asarray(x) for k, x in probe.draw_rows(cfg, 16, False).items()}
+
+    def row_loss(q, k, v, r):  # one query
+        out, _ = attention.attend("scaled", {}, q[None], k, v)
+        return jnp.sum(out[0] * r)
+
+    per_row = jax.vmap(jax.vmap(jax.grad(row_loss), (0, None, None, 0)), (0, 0, 0, 0))(
+        rows["q"], rows["k"], rows["v"], rows["r"])
+    assert got == pytest.approx(float(jnp.sqrt(jnp.mean(jnp.sum(per_row ** 2, -1)))), rel=1e-4)
+
+
+def test_deterministic_and_written(tmp_path):
+    cfg = make_cfg(variants=["scaled", "additive", "cosine"], d_ks=[8], n_rows=128,
+                   input_model="both", init="xavier", theory_rows=2000,
+                   results_dir=str(tmp_path))
+    a = probe.run(cfg)
+    b = pd.read_parquet(tmp_path / "probe.parquet")
+    c = probe.probe(cfg, log=lambda *_: None)
+    pd.testing.assert_frame_equal(a, b)
+    pd.testing.assert_frame_equal(a, c)
+    assert len(a) == 3 * 2
+    contract = ["attention", "d_k", "n_keys", "input_model", "init", "n_rows", "seed", *probe.MEASURED,
+                *[f"theory_{s}" for s in probe.theory.THEORY_STATS]]
+    assert set(contract) <= set(a.columns)
+    assert set(a[a.input_model == "iid"].init) == {"none"}
+    assert np.isfinite(a[contract[7:]].to_numpy(float)).all()
+
+
+def test_yaml_composes_and_validates():
+    from hydra import compose, initialize_config_dir
+
+    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
+        cfg = compose("probe", overrides=["n_keys=32", "input_model=model"])
+    probe.validate(cfg)
+    assert cfg.n_keys == 32 and list(cfg.d_ks) == [8, 16, 32, 64, 128, 256, 512, 1024]
+    with pytest.raises(ValueError, match=r"^n_keys: must be >= 2, got 1$"):
+        probe.validate(make_cfg(n_keys=1))
+    with pytest.raises(ValueError, match=r"^variants: "):
+        probe.validate(make_cfg(variants=["scaled", "nope"]))
+
+
+@pytest.mark.parametrize("arg,key", [("n_keys=1", "n_keys"), ("input_model=foo", "input_model"),
+                                     ("n_keyz=3", "n_keyz")])
+def test_cli_bad_value_is_one_line(arg, key, tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "experiments.probe", arg, f"results_dir={tmp_path}"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 2
+    lines = [line for line in proc.stderr.splitlines() if line.strip() and "INFO" not in line]
+    assert len(lines) == 1 and key in lines[0] and lines[0].startswith("error:"), proc.stderr
+    assert not (tmp_path / "probe.parquet").exists()

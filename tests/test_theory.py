@@ -1,0 +1,87 @@
+"""experiments.theory: the closed forms and the Monte Carlo of softmax rows."""
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from experiments import theory
+
+
+@pytest.mark.parametrize("sigma", [0.05, 0.1, 0.2])
+def test_small_sigma_entropy_formula(sigma):
+    # E[H] ~ log n - sigma^2 (n - 1) / (2n); the error is O(sigma^4)
+    mc = theory.monte_carlo(theory.RowLaw("gauss", sigma), n_keys=64, n_rows=32768)
+    assert mc["entropy"] == pytest.approx(theory.small_sigma_entropy(sigma, 64), abs=2 * sigma ** 4 + 2e-4)
+
+
+def test_row_scale_law_matters_at_small_d_k():
+    # CLAIM.md: a fixed sigma (ignoring |q|^2 ~ chi2(d_k)) is off by several percent at small d_k
+    law = theory.row_law("unscaled", 8, 64)
+    with_chi2 = theory.monte_carlo(law, 64)["entropy"]
+    fixed = theory.monte_carlo(theory.RowLaw("gauss", math.sqrt(law.var)), 64)["entropy"]
+    assert abs(with_chi2 / fixed - 1) > 0.03
+
+
+def test_logit_scale_matches_the_variants():
+    import attention
+
+    for name, variant in attention.VARIANTS.items():
+        c = theory.logit_scale(name, 64, 32)
+        if variant.logit_scale is None:
+            assert c is None
+        elif c is not None:
+            assert c == pytest.approx(variant.logit_scale(64, 32))
+
+
+def test_predicted_logit_var_closed_forms():
+    from experiments.inits import INITS, init_variance, predicted_logit_var
+
+    assert theory.predicted_logit_var("unscaled", 128, 64) == 128
+    assert theory.predicted_logit_var("scaled", 128, 64) == pytest.approx(1)
+    assert theory.predicted_logit_var("mup", 128, 64) == pytest.approx(1 / 128)
+    assert theory.predicted_logit_var("ssmax", 16, 64) == pytest.approx(math.log(64) ** 2)
+    assert theory.predicted_logit_var("cosine", 50, 64) == pytest.approx(100 / 50)
+    assert theory.predicted_logit_var("qk_norm", 8, 64) == pytest.approx(8 / 7)
+    assert 0.2 < theory.predicted_logit_var("additive", 8, 64) < 0.4
+    for init in INITS:  # model input: d_k (d_model s^2)^2, whatever the rank
+        p = 64 * init_variance(init, 64, 256)
+        assert theory.predicted_logit_var("unscaled", 256, 64, p, rank=64) == \
+            pytest.approx(predicted_logit_var(init, 64, 256))
+
+
+@pytest.mark.parametrize("law", [theory.RowLaw("sphere", 10.0, 8), theory.RowLaw("sphere", 4.0, 63),
+                                 theory.RowLaw("gauss_chi2", 0.5, 8)])
+def test_drawn_logits_have_the_law_variance(law):
+    x = theory.draw_logits(law, 20000, 16)
+    assert x.var(axis=1, ddof=1).mean() == pytest.approx(law.var, rel=0.02)
+
+
+def test_saturated_rows_have_small_jacobian_median():
+    sat = theory.monte_carlo(theory.row_law("unscaled", 1024, 64), 64)
+    flat = theory.monte_carlo(theory.row_law("scaled", 1024, 64), 64)
+    assert sat["saturation"] > 0.5 and flat["saturation"] == 0
+    assert sat["jacobian_norm_median"] < 0.01 < flat["jacobian_norm_median"]
+
+
+def test_theory_is_deterministic():
+    a = theory.monte_carlo(theory.row_law("scaled", 16, 64), 64, n_rows=4096, seed=3)
+    b = theory.monte_carlo(theory.row_law("scaled", 16, 64), 64, n_rows=4096, seed=3)
+    assert a == b
+
+
+def test_theory_imports_no_jax_and_no_attention():
+    code = ("import sys, experiments.theory; "
+            "assert not any(m == 'jax' or m.startswith(('jax.', 'attention')) for m in sys.modules)")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_softmax_row_stats_match_definitions():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((5, 7)) * 3
+    s = np.exp(x) / np.exp(x).sum(-1, keepdims=True)
+    got = theory.softmax_row_stats(x)
+    np.testing.assert_allclose(got["entropy"], -(s * np.log(s)).sum(-1), rtol=1e-10)
+    jac = [np.linalg.norm(np.diag(r) - np.outer(r, r)) for r in s]
+    np.testing.assert_allclose(got["jacobian_norm"], jac, rtol=1e-10)
