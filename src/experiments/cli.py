@@ -8,6 +8,9 @@ every job of the command line is composed and validated here first.
 """
 from __future__ import annotations
 
+import logging
+import math
+import os
 import re
 import sys
 from pathlib import Path
@@ -17,6 +20,7 @@ from omegaconf import DictConfig, OmegaConf
 
 CONF_DIR = (Path(__file__).resolve().parents[2] / "conf").as_posix()
 EXIT_USAGE = 2
+SWEEP_JOBS_ENV = "ATTN_SWEEP_JOBS"  # read by experiments.progress for the sweep bar
 
 Validator = Callable[[DictConfig], None]
 
@@ -124,7 +128,7 @@ def _coverage(choices: list[tuple[str, list[str]]]) -> Iterable[list[str]]:
 
 
 def preflight(config_name: str, argv: list[str], validate: Validator) -> int:
-    """Compose and validate every job of the command line; returns the job count."""
+    """Compose and validate every value of every swept key; returns the number of jobs."""
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
 
@@ -133,24 +137,25 @@ def preflight(config_name: str, argv: list[str], validate: Validator) -> int:
     except Exception as exc:  # Hydra's override grammar
         fail(f"could not parse the command line: {_first_line(str(exc))}")
     GlobalHydra.instance().clear()
-    n_jobs = 0
+    n_jobs = math.prod(len(vals) for _, vals in cli)
+    inner_jobs = 1
     with initialize_config_dir(config_dir=CONF_DIR, version_base="1.3"):
         base_jobs = list(_coverage(cli)) if cli else [[]]
         for job in base_jobs:
             cfg = _compose_or_fail(compose, config_name, job)
             # sweeps declared inside a config (experiment presets)
             params = OmegaConf.select(cfg, "hydra.sweeper.params") or {}
-            inner = [(k, [f"{k}={v}" for v in _expand([f"{k}={v}"])[0][1]])
+            inner = [_expand([f"{k}={v}"])[0]
                      for k, v in params.items() if not any(k == c for c, _ in cli)]
+            inner_jobs = max(inner_jobs, math.prod(len(vals) for _, vals in inner))
             for extra in (_coverage(inner) if inner else [[]]):
                 job_cfg = _compose_or_fail(compose, config_name, job + extra) if extra else cfg
                 try:
                     validate(job_cfg)
                 except (ValueError, ConfigError) as exc:
                     fail(str(exc))
-                n_jobs += 1
     GlobalHydra.instance().clear()
-    return n_jobs
+    return n_jobs * inner_jobs
 
 
 def _compose_or_fail(compose, config_name: str, overrides: list[str]) -> DictConfig:
@@ -170,10 +175,13 @@ def make_main(config_name: str, run: Callable[[DictConfig], object],
         return run(cfg)
 
     def main() -> None:
+        # jax logs at INFO that it found no TPU; Hydra's logging setup would show it
+        logging.getLogger("jax._src.xla_bridge").setLevel(logging.WARNING)
         argv = sys.argv[1:]
         if not any(a in ("--help", "-h", "--hydra-help", "--info", "-i") or a.startswith("--cfg")
                    or a.startswith("--info") for a in argv):
-            preflight(config_name, argv, validate)
+            n_jobs = preflight(config_name, argv, validate)
+            os.environ[SWEEP_JOBS_ENV] = str(n_jobs if ("-m" in argv or "--multirun" in argv) else 1)
         _hydra_main()
 
     return main

@@ -129,6 +129,8 @@ def train_run(cfg: DictConfig, on_eval: Callable[[dict], None] = lambda row: Non
         n = min(t.eval_every, t.steps - step) or first
         final = step >= t.steps
         new_state, measured = chunks[n](jax.tree_util.tree_map(jnp.copy, state) if final else state)
+        if not final:
+            state = new_state  # the chunk donated the old buffers
         row = {"step": step, **val_row, **_host(jax.tree_util.tree_map(lambda m: m[0], measured))}
         result.rows.append(row)
         on_eval(row)
@@ -137,7 +139,7 @@ def train_run(cfg: DictConfig, on_eval: Callable[[dict], None] = lambda row: Non
             break
         if final:
             break
-        state, step = new_state, step + n
+        step += n
         val_row = _host(evaluate(state["params"], val))
         on_steps(n)
     jax.block_until_ready(state)

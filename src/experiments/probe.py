@@ -49,7 +49,7 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 from hydra.core.config_store import ConfigStore
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 import attention
 from experiments import theory
@@ -79,6 +79,7 @@ class ProbeConfig:
     queries_per_batch: int = 64  # rows sharing one draw of keys and values
     theory_rows: int = 32768   # Monte Carlo rows per theory prediction
     seed: int = 0
+    seeds: list[int] = field(default_factory=list)  # several seeds in one table; [] = [seed]
     progress: bool = True
 
 
@@ -112,6 +113,7 @@ def validate(cfg: DictConfig) -> None:
     _check(cfg.d_v >= 1, "d_v", "must be >= 1", cfg.d_v)
     _check(cfg.theory_rows >= 100, "theory_rows", "must be >= 100", cfg.theory_rows)
     _check(cfg.seed >= 0, "seed", "must be >= 0", cfg.seed)
+    _check(all(s >= 0 for s in cfg.seeds), "seeds", "must all be >= 0", list(cfg.seeds))
 
 
 # --- drawing rows ---------------------------------------------------------------
@@ -264,7 +266,10 @@ def run(cfg: DictConfig) -> pd.DataFrame:
     validate(cfg)
     console = Console(width=140)
     t0 = time.perf_counter()
-    frame = probe(cfg, log=console.log if cfg.progress else (lambda *_: None))
+    log = console.log if cfg.progress else (lambda *_: None)
+    seeds = list(cfg.seeds) or [cfg.seed]
+    frame = pd.concat([probe(OmegaConf.merge(cfg, {"seed": s}), log=log) for s in seeds],
+                      ignore_index=True)
     path = Path(cfg.results_dir) / "probe.parquet"
     atomic_write_parquet(path, frame)
     if cfg.progress:

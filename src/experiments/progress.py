@@ -11,9 +11,10 @@ import os
 import sys
 
 from rich.console import Console
+
+from experiments.cli import SWEEP_JOBS_ENV
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-SWEEP_JOBS_ENV = "ATTN_SWEEP_JOBS"
 console = Console(stderr=True)
 _progress: Progress | None = None
 _sweep_task = None
@@ -69,9 +70,9 @@ class RunBar:
 def say(line: str) -> None:
     """A line above the bars (or plain stderr when there are none)."""
     if _progress is not None:
-        _progress.console.print(line, highlight=False, markup=False)
+        _progress.console.print(line, highlight=False, markup=False, soft_wrap=True)
     else:
-        console.print(line, highlight=False, markup=False)
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
 
 
 def close() -> None:

@@ -61,8 +61,10 @@ def loss_fn(params, spec: ModelSpec, batch, n_queries: int):
 
 
 def _norm(tree) -> jax.Array:
+    """Global L2 norm of a pytree (0 for an empty one)."""
     leaves = jax.tree_util.tree_leaves(tree)
-    return optax.global_norm(leaves) if leaves else jnp.zeros(())
+    return jnp.sqrt(sum(jnp.sum(jnp.square(x.astype(jnp.float32))) for x in leaves)) if leaves \
+        else jnp.zeros(())
 
 
 def grad_measurements(grads, per_layer: bool) -> dict:
@@ -123,7 +125,7 @@ def evaluate(params, batches, *, spec: ModelSpec, n_queries: int):
         per_head.append((logits, weights, jnp.broadcast_to(mask, logits.shape), rm))
     stack = lambda i: jnp.stack([p[i] for p in per_head])  # (L, chunks, chunk, H, n_q, T)
     out.update(stats.row_summary(stack(0), stack(1), stack(2), stack(3)))
-    n_heads = per_head[0][0].shape[3]
+    n_heads = per_head[0][0].shape[2]  # (chunks, chunk, H, n_q, T)
     if len(per_head) * n_heads > 1:
         for li, (logits, weights, mask, rm) in enumerate(per_head):
             for hi in range(n_heads):

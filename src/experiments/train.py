@@ -10,7 +10,6 @@ whose summary says completed (or diverged) is skipped unless overwrite=true.
 """
 from __future__ import annotations
 
-import logging
 import time
 import traceback
 
@@ -22,10 +21,6 @@ from experiments.cli import make_main
 from experiments.loop import summarize, train_run
 from experiments.wandb_mirror import open_run
 
-# jax logs at INFO that it found no TPU; Hydra's logging setup would show it.
-logging.getLogger("jax._src.xla_bridge").setLevel(logging.WARNING)
-
-KEY_COLUMNS = ("run_id", "attention", "d_k", "seed", "task", "optimizer", "experiment")
 
 
 def _job_num() -> int | None:

@@ -16,7 +16,7 @@ from typing import Callable, Sequence
 from hydra import compose, initialize_config_dir
 from hydra.core.config_store import ConfigStore
 
-CONF_DIR = Path(__file__).resolve().parents[3] / "conf"
+from experiments.cli import CONF_DIR, explain
 
 
 @dataclass
@@ -47,8 +47,7 @@ def entry(name: str, task: Callable[[Path], None], argv: Sequence[str] | None = 
     try:
         cfg = compose_config(argv)
     except Exception as e:  # Hydra's own errors: bad override, unknown key, wrong type
-        cause = f": {_first_line(e.__cause__)}" if e.__cause__ else ""
-        print(f"error: {name}: {_first_line(e)}{cause}", file=sys.stderr)
+        print(f"error: {explain(e)}", file=sys.stderr)
         return 2
     root = Path(cfg.results_dir)
     if not root.is_dir():
