@@ -50,7 +50,7 @@ QUICK = {"ns": [64, 256], "d_ks": [16, 64], "repeats": 3, "warmup": 1}
 BACKWARD_BUFFERS = 3  # tanh layer buffers alive with the backward pass (pre-activation, tanh, its grad)
 COLUMNS = ("impl", "mode", "n", "d_k", "batch", "repeats", "time_median_s", "time_min_s",
            "time_max_s", "temp_bytes", "argument_bytes", "output_bytes", "peak_bytes",
-           "peak_method", "skipped", "note", "time_ratio", "memory_ratio",
+           "peak_method", "skipped", "note", "time_ratio", "memory_ratio", "peak_memory_ratio",
            "predicted_memory_ratio", "predicted_bytes", "device")
 
 
@@ -218,14 +218,18 @@ def _gb(x: float) -> str:
 
 
 def add_ratios(frame: pd.DataFrame) -> pd.DataFrame:
-    """time_ratio, memory_ratio: this impl over scaled at the same (n, d_k, mode)."""
+    """time_ratio, memory_ratio (XLA temp bytes), peak_memory_ratio (measured
+    peak): this impl over scaled at the same (n, d_k, mode). XLA on the CPU can
+    report 0 temp bytes for scaled's fused forward; that ratio is then NaN and
+    the measured peak is the one to read."""
     keys = ["n", "d_k", "mode"]
-    base = frame[frame.impl == "scaled"][keys + ["time_median_s", "temp_bytes"]]
-    base = base.rename(columns={"time_median_s": "_t", "temp_bytes": "_m"})
+    base = frame[frame.impl == "scaled"][keys + ["time_median_s", "temp_bytes", "peak_bytes"]]
+    base = base.rename(columns={"time_median_s": "_t", "temp_bytes": "_m", "peak_bytes": "_p"})
     out = frame.merge(base, on=keys, how="left")
     out["time_ratio"] = out["time_median_s"] / out["_t"]
     out["memory_ratio"] = out["temp_bytes"] / out["_m"].where(out["_m"] > 0)
-    return out.drop(columns=["_t", "_m"])
+    out["peak_memory_ratio"] = out["peak_bytes"] / out["_p"].where(out["_p"] > 0)
+    return out.drop(columns=["_t", "_m", "_p"])
 
 
 def benchmark(cfg, log=print) -> pd.DataFrame:
@@ -245,7 +249,7 @@ def benchmark(cfg, log=print) -> pd.DataFrame:
     for col in COLUMNS:
         if col not in frame:
             frame[col] = math.nan
-    frame = add_ratios(frame.drop(columns=["time_ratio", "memory_ratio"]))
+    frame = add_ratios(frame.drop(columns=["time_ratio", "memory_ratio", "peak_memory_ratio"]))
     frame["device"] = jax.devices()[0].platform
     frame["peak_method"] = [m if isinstance(m, str) else "" for m in frame["peak_method"]]
     frame["repeats"] = frame["repeats"].fillna(0).astype(int)

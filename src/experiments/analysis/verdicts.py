@@ -76,9 +76,11 @@ def describe_runs(summary: pd.DataFrame | None, cond) -> str:
              f"{len(seeds)} seeds ({', '.join(map(str, seeds))})", f"{len(s)} runs"]
     if "experiment" in s:
         parts.append("experiment " + ", ".join(f"`{e}`" for e in sorted(s["experiment"].astype(str).unique())))
-    for col in sorted(c for c in s.columns if "." in c):
+    # what shapes the numbers; logger.* and the variants' own knobs do not belong here
+    shaping = ("task.", "train.", "model.", "optimizer.")
+    for col in sorted(c for c in s.columns if c.startswith(shaping)):
         vals = s[col].dropna().astype(str).unique()
-        if len(vals) == 1 and len(parts) < 14:
+        if len(vals) == 1 and len(parts) < 24:
             parts.append(f"`{col}`={vals[0]}")
     return "; ".join(parts)
 
