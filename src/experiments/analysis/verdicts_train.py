@@ -91,7 +91,8 @@ def cost(res: load.Results) -> Section:
                                "additive attention, which materialises an [n_q, n_k, d_hidden] tensor.")
     rule = (f"At the largest n where both are measured, per d_k (forward+backward when measured): a d_k "
             f"agrees if additive/scaled time ratio ≥ {COST_FACTOR} with additive's fastest repeat slower "
-            f"than scaled's slowest, and peak-memory ratio ≥ {COST_FACTOR}; it disagrees if either ratio "
+            f"than scaled's slowest, and memory ratio (XLA's compiled temp bytes) ≥ {COST_FACTOR}; it "
+            "disagrees if either ratio "
             "≤ 1. Holds if every d_k agrees, does not hold if every d_k disagrees, inconclusive otherwise. "
             "(Timings are repeats of one benchmark, not seeds.)")
     if res.cost is None:
@@ -117,7 +118,7 @@ def cost(res: load.Results) -> Section:
                      f"memory ×{top['memory_ratio']:.2f}")
         rows += [{"mode": mode, "d_k": int(r["d_k"]), "n": int(r["n"]),
                   "time additive/scaled": f"{r['time_ratio']:.2f}",
-                  "memory additive/scaled": f"{r['memory_ratio']:.2f}",
+                  "temp memory additive/scaled": f"{r['memory_ratio']:.2f}",
                   "predicted memory ratio": f"{r.get('predicted_memory_ratio', math.nan):.2f}",
                   "time reference/scaled": f"{r['time_ratio_reference']:.2f}"} for _, r in g.iterrows()]
     verdict = HOLDS if all(p == "yes" for p in parts) else FAILS if all(p == "no" for p in parts) else UNSURE
