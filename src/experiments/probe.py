@@ -15,6 +15,10 @@ Input models:
   model: q = x W_q, k = x' W_k, x ~ N(0, I_d_model), W [d_model, d_k] from
          experiments.inits for each init; grad_norm_q / grad_norm_k are norms
          of the gradient w.r.t. W_q and W_k.
+  task:  the harness model's own layer (W_q, W_k for each init) on the task
+         `task`'s validation examples, rows at loss positions, causal keys:
+         see experiments.probe_task (n_keys = mean key count per row).
+  both = iid + model; all = iid + model + task.
 
 Rows come in batches of `queries_per_batch` (B) independent queries that
 share one draw of n_keys keys and values ([n_rows / B, B, n_keys] logits):
@@ -54,10 +58,13 @@ from omegaconf import DictConfig, OmegaConf
 import attention
 from experiments import theory
 from experiments.inits import INITS, init_projection, init_variance
+from experiments.probe_task import measure_task
 from experiments.results import atomic_write_parquet
+from experiments.tasks import TASKS
 
 VARIANT_ORDER = ("scaled", "unscaled", "additive", "mup", "qk_norm", "cosine", "ssmax")
-INPUT_MODELS = ("iid", "model", "both")
+INPUT_MODELS = ("iid", "model", "task", "both", "all")
+MODEL_SETS = {"both": ["iid", "model"], "all": ["iid", "model", "task"]}
 CHUNK_ELEMENTS = 1 << 24  # largest [batches, B, n_keys, width] block at once (64 MB f32)
 MEASURED = ("logit_var", "logit_std", "entropy", "entropy_norm", "saturation",
             "jacobian_norm_mean", "jacobian_norm_median", "grad_norm_q", "grad_norm_k")
@@ -72,7 +79,8 @@ class ProbeConfig:
     d_ks: list[int] = field(default_factory=lambda: [8, 16, 32, 64, 128, 256, 512, 1024])
     n_keys: int = 64
     n_rows: int = 4096
-    input_model: str = "iid"   # iid | model | both
+    input_model: str = "iid"   # iid | model | task | both (iid+model) | all (iid+model+task)
+    task: str = "assoc_recall"  # task of the `task` input model (experiments.tasks.TASKS)
     init: str = "all"          # all | lecun_normal | xavier | torch_default
     d_model: int = 64          # input width of the projections (model input)
     d_v: int = 64              # value width of the downstream loss
@@ -104,6 +112,7 @@ def validate(cfg: DictConfig) -> None:
     _check(cfg.n_rows >= 2, "n_rows", "must be >= 2", cfg.n_rows)
     _check(cfg.input_model in INPUT_MODELS, "input_model", f"must be one of {', '.join(INPUT_MODELS)}",
            cfg.input_model)
+    _check(cfg.task in TASKS, "task", f"must be one of {', '.join(TASKS)}", cfg.task)
     _check(cfg.init == "all" or cfg.init in INITS, "init", f"must be all or one of {', '.join(INITS)}",
            cfg.init)
     _check(cfg.queries_per_batch >= 1, "queries_per_batch", "must be >= 1", cfg.queries_per_batch)
@@ -213,24 +222,30 @@ def component_var(init: str, d_model: int, d_k: int) -> float:
 
 def probe(cfg, log=print) -> pd.DataFrame:
     """The probe table: one row per (input_model, init, d_k, variant)."""
-    models = ["iid", "model"] if cfg.input_model == "both" else [cfg.input_model]
+    models = MODEL_SETS.get(cfg.input_model, [cfg.input_model])
     inits = list(INITS) if cfg.init == "all" else [cfg.init]
     rows = []
     for input_model in models:
         for d_k in cfg.d_ks:
             t0 = time.perf_counter()
-            proj = projections(cfg, d_k, inits) if input_model == "model" else None
-            measured = measure_grid(cfg, d_k, proj)
+            if input_model == "task":
+                measured = measure_task(cfg, d_k, inits)
+            else:
+                measured = measure_grid(cfg, d_k, projections(cfg, d_k, inits)
+                                        if input_model == "model" else None)
+            projected = input_model != "iid"
             for (name, init), stats in measured.items():
                 p = component_var(init, cfg.d_model, d_k)
+                n_keys = stats.pop("n_keys", cfg.n_keys)  # task: mean key count per row
                 rows.append({
-                    "attention": name, "d_k": d_k, "n_keys": cfg.n_keys,
-                    "input_model": input_model, "init": init, "n_rows": cfg.n_rows,
-                    "seed": cfg.seed,
-                    "d_model": cfg.d_model if input_model == "model" else None,
+                    "attention": name, "d_k": d_k, "n_keys": n_keys,
+                    "input_model": input_model, "init": init,
+                    "n_rows": stats.pop("n_rows", cfg.n_rows), "seed": cfg.seed,
+                    "d_model": cfg.d_model if projected else None,
+                    "task": cfg.task if input_model == "task" else None,
                     **stats,
-                    **theory.predict(name, d_k, cfg.n_keys, p, cfg.theory_rows, cfg.seed,
-                                     rank=cfg.d_model if input_model == "model" else None),
+                    **theory.predict(name, d_k, round(n_keys), p, cfg.theory_rows, cfg.seed,
+                                     rank=cfg.d_model if projected else None),
                 })
             log(f"probe {input_model:5s} d_k={d_k:<5d} {len(measured):2d} rows "
                 f"{time.perf_counter() - t0:6.2f} s")
