@@ -97,7 +97,7 @@ def test_yaml_composes_and_validates():
 
 
 @pytest.mark.parametrize("arg,key", [("n_keys=1", "n_keys"), ("input_model=foo", "input_model"),
-                                     ("n_keyz=3", "n_keyz")])
+                                     ("n_keyz=3", "n_keyz"), ("task=nope", "task")])
 def test_cli_bad_value_is_one_line(arg, key, tmp_path):
     proc = subprocess.run([sys.executable, "-m", "experiments.probe", arg, f"results_dir={tmp_path}"],
                           capture_output=True, text=True, cwd=ROOT, timeout=120)
@@ -105,3 +105,52 @@ def test_cli_bad_value_is_one_line(arg, key, tmp_path):
     lines = [line for line in proc.stderr.splitlines() if line.strip() and "INFO" not in line]
     assert len(lines) == 1 and key in lines[0] and lines[0].startswith("error:"), proc.stderr
     assert not (tmp_path / "probe.parquet").exists()
+
+
+@pytest.fixture(scope="module")
+def task_table():
+    return probe.probe(make_cfg(variants=["scaled", "unscaled"], d_ks=[8, 64], input_model="task",
+                                init="lecun_normal", n_rows=1024, theory_rows=4000),
+                       log=lambda *_: None)
+
+
+def test_task_input_matches_theory(task_table):
+    t = task_table
+    assert set(t.input_model) == {"task"} and set(t.task) == {"assoc_recall"} and len(t) == 4
+    assert (t.n_rows >= 1024).all() and (t.n_keys == 33).all()  # assoc_recall: 16 pairs + query
+    assert np.isfinite(t[list(probe.MEASURED) + [f"theory_{s}" for s in probe.theory.THEORY_STATS]]
+                       .to_numpy(float)).all()
+    for r in t.itertuples():
+        assert r.logit_var / r.theory_logit_var == pytest.approx(1, abs=0.25), (r.attention, r.d_k)
+    at64 = t[t.d_k == 64].set_index("attention")
+    assert at64.entropy["unscaled"] < at64.entropy["scaled"]
+
+
+def test_task_rows_are_the_harness_forward():
+    # the probe's logits are experiments.model.forward's, at the loss positions
+    from experiments import model as harness
+    from experiments import probe_task
+
+    cfg = make_cfg(variants=["unscaled"], n_rows=64)
+    data = probe_task.task_rows(cfg.task, cfg.seed, cfg.n_rows, cfg.queries_per_batch, cfg.d_v)
+    spec = probe_task.model_spec(cfg, "unscaled", 16, "lecun_normal")
+    params = harness.init_model(spec, jax.random.fold_in(jax.random.PRNGKey(0), probe_task._MODEL))
+    batch = {k: jnp.asarray(x) for k, x in data["batch"].items()}
+    _, qidx, [(logits, _, mask)] = harness.forward(spec, params, batch, data["qidx"].shape[-1])
+    np.testing.assert_array_equal(np.asarray(qidx).reshape(data["qidx"].shape), data["qidx"])
+    layer = params["layers"][0]
+    x = harness._layer_norm(harness.embed(spec, params, batch), layer["ln"])
+    xq = jnp.take_along_axis(x, qidx[..., None], axis=1)
+    mine = jnp.einsum("bqd,btd->bqt", xq @ layer["w_q"], x @ layer["w_k"])
+    m = np.asarray(mask[:, 0])
+    np.testing.assert_allclose(np.asarray(logits[:, 0])[m], np.asarray(mine)[m], rtol=1e-4, atol=1e-4)
+    got = probe_task.measure_task(cfg, 16, ["lecun_normal"])[("unscaled", "lecun_normal")]
+    want = attention.stats.row_summary(logits, jax.nn.softmax(jnp.where(mask, logits, -jnp.inf), -1),
+                                       mask, np.asarray(batch["loss_mask"])[:, None, -1:] > 0)
+    assert got["logit_var"] == pytest.approx(float(want["logit_var"]), rel=1e-4)
+    assert got["entropy"] == pytest.approx(float(want["entropy"]), rel=1e-4)
+
+
+def test_bad_task_name_is_one_line():
+    with pytest.raises(ValueError, match=r"^task: must be one of assoc_recall, .*got 'nope'$"):
+        probe.validate(make_cfg(task="nope"))

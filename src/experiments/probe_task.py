@@ -32,7 +32,7 @@ at one (d_k, init) (one PRNG key for all d_k and inits, as in the harness).
 from __future__ import annotations
 
 import math
-from functools import lru_cache
+from functools import lru_cache, partial
 
 import jax
 import jax.numpy as jnp
@@ -44,6 +44,8 @@ from experiments.tasks import TASKS, fixed_set
 
 _VALUES, _MODEL = 0x544B56, 0x544B4D  # fold_in tags: task values/directions, model params
 CHUNK_ELEMENTS = 1 << 24
+STATS = ("logit_var", "logit_std", "entropy", "entropy_norm", "saturation", "jacobian_norm_mean",
+         "jacobian_norm_median")
 
 
 def model_spec(cfg, name: str, d_k: int, init: str) -> harness.ModelSpec:
@@ -88,22 +90,17 @@ def task_rows(task: str, seed: int, n_rows: int, group: int, d_v: int) -> dict:
 
 @lru_cache(maxsize=None)
 def _measure_fn(name: str, chunk: int):
-    """Jitted: (w, attn params, rows) -> logits, weights, mask [g, G, n_q, T],
-    |grad W_q|^2, |grad W_k|^2, rows per group [g]."""
+    """Jitted: (w, attn params, rows) -> logits, weights [g, G, n_q, T],
+    |grad W_q|^2, |grad W_k|^2 [g]."""
     def per_group(w, params, rows):
-        x, qidx, rmask = rows["x"], rows["qidx"], rows["row_mask"]
-        xq = jnp.take_along_axis(x, qidx[..., None], axis=1)               # (G, n_q, dm)
-        mask = jnp.arange(x.shape[1])[None, None, :] <= qidx[..., None]   # (G, n_q, T)
-        n_b = jnp.sum(rmask)
-
         def loss(w):
-            q, k = xq @ w["w_q"], x @ w["w_k"]
-            out, weights, logits = attention.attend_with_logits(name, params, q, k, rows["v"], mask=mask)
-            l = jnp.sum(out * rows["r"] * rmask[..., None]) / jnp.sqrt(jnp.maximum(n_b, 1))
-            return l, (logits, weights)
+            q, k = rows["xq"] @ w["w_q"], rows["x"] @ w["w_k"]  # (G, n_q, d_k), (G, T, d_k)
+            out, weights, logits = attention.attend_with_logits(
+                name, params, q, k, rows["v"], mask=rows["mask"])
+            return jnp.sum(out * rows["r"]) / jnp.sqrt(rows["n"]), (logits, weights)
 
         g, (logits, weights) = jax.grad(loss, has_aux=True)(w)
-        return logits, weights, mask, jnp.sum(g["w_q"] ** 2), jnp.sum(g["w_k"] ** 2), n_b
+        return logits, weights, jnp.sum(g["w_q"] ** 2), jnp.sum(g["w_k"] ** 2)
 
     def measure(w, params, rows):
         return jax.lax.map(lambda b: per_group(w, params, b), rows, batch_size=chunk)
@@ -112,8 +109,13 @@ def _measure_fn(name: str, chunk: int):
 
 
 _summary = jax.jit(attention.stats.row_summary)
-_embed = jax.jit(lambda spec, params, batch: harness._layer_norm(
-    harness.embed(spec, params, batch), params["layers"][0]["ln"]), static_argnums=0)
+
+
+@partial(jax.jit, static_argnums=0)
+def _inputs(spec, params, batch, qidx):
+    """The layer's input x = LN(embed) (B, T, d_model) and its query rows (B, n_q, d_model)."""
+    x = harness._layer_norm(harness.embed(spec, params, batch), params["ln"])
+    return x, jnp.take_along_axis(x, qidx[..., None], axis=1)
 
 
 def measure_task(cfg, d_k: int, inits: list[str]) -> dict:
@@ -121,30 +123,36 @@ def measure_task(cfg, d_k: int, inits: list[str]) -> dict:
     data = task_rows(cfg.task, cfg.seed, cfg.n_rows, cfg.queries_per_batch, cfg.d_v)
     g, G, n_q = data["qidx"].shape
     t = data["batch"]["tokens"].shape[1]
-    rows = {k: jnp.asarray(data[k]) for k in ("qidx", "row_mask", "v", "r")}
+    mask = np.arange(t)[None, None, None, :] <= data["qidx"][..., None]  # causal (g, G, n_q, T)
+    n_b = data["row_mask"].sum((1, 2)).astype(np.float64)                 # rows per group
+    rows = {"v": jnp.asarray(data["v"]), "mask": jnp.asarray(mask),
+            "r": jnp.asarray(data["r"] * data["row_mask"][..., None]),      # padding rows: no loss
+            "n": jnp.asarray(np.maximum(n_b, 1), jnp.float32)}
+    row_mask = jnp.asarray(data["row_mask"])
     width = max(d_k, cfg.d_v, cfg.d_model)
-    chunk = max(1, min(g, CHUNK_ELEMENTS // (G * n_q * t * width)))
+    limit = max(1, CHUNK_ELEMENTS // (G * n_q * t * width))
+    chunk = max(c for c in range(1, g + 1) if g % c == 0 and c <= limit)  # no remainder: one body
     key = jax.random.fold_in(jax.random.PRNGKey(cfg.seed), _MODEL)
     batch = {k: jnp.asarray(x) for k, x in data["batch"].items()}
+    qidx = jnp.asarray(data["qidx"].reshape(g * G, n_q))
+    keys = (data["qidx"] + 1)[data["row_mask"]]
     out = {}
     for name in cfg.variants:
         for init in inits:
             spec = model_spec(cfg, name, d_k, init)
             params = harness.init_model(spec, key)
             layer = params["layers"][0]
-            x = _embed(spec._replace(attention="", d_k=0, init=""), params, batch)  # one compile
-            rows["x"] = x.reshape((g, G) + x.shape[1:])
+            embed_params = {k: v for k, v in params.items() if k in ("embed", "shift_embed", "vec_in")}
+            x, xq = _inputs(spec._replace(attention="", d_k=0, init=""),  # one compile for all
+                            {**embed_params, "ln": layer["ln"]}, batch, qidx)
+            rows["x"], rows["xq"] = (a.reshape((g, G) + a.shape[1:]) for a in (x, xq))
             attn = jax.tree_util.tree_map(lambda a: a[0], layer["attn"])  # head 0 of 1
-            logits, weights, mask, gq2, gk2, n_b = _measure_fn(name, chunk)(
+            logits, weights, gq2, gk2 = _measure_fn(name, chunk)(
                 {"w_q": layer["w_q"], "w_k": layer["w_k"]}, attn, rows)
-            stats = _summary(logits, weights, mask, rows["row_mask"])
-            row = {c: float(stats[c]) for c in ("logit_var", "logit_std", "entropy", "entropy_norm",
-                                                "saturation", "jacobian_norm_mean",
-                                                "jacobian_norm_median")}
-            n_b = np.asarray(n_b, np.float64)
+            stats = _summary(logits, weights, rows["mask"], row_mask)
+            row = {c: float(stats[c]) for c in STATS}
             row["grad_norm_q"] = math.sqrt(float(np.sum(n_b * np.asarray(gq2)) / n_b.sum()))
             row["grad_norm_k"] = math.sqrt(float(np.sum(n_b * np.asarray(gk2)) / n_b.sum()))
-            keys = (data["qidx"] + 1)[data["row_mask"]]
             row["n_keys"] = float(keys.mean())
             row["n_rows"] = int(data["row_mask"].sum())
             out[(name, init)] = row
