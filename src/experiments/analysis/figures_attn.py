@@ -20,7 +20,7 @@ def sources(res: load.Results) -> list[tuple[str, pd.DataFrame]]:
     if res.probe is not None:
         probe = load.probe_rows(res.probe)
         n = ", ".join(str(k) for k in sorted(probe["n_keys"].unique())) if "n_keys" in probe else "?"
-        out.append((f"probe at init — iid inputs, n_keys={n}", probe))
+        out.append((f"probe at init — iid inputs, n_keys={n:g}", probe))
     if res.history is not None:
         end = load.end_rows(hist)
         out.append((f"end of training (step {int(end['step'].max())}) — {tag}", end))
