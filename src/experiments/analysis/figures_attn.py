@@ -19,8 +19,8 @@ def sources(res: load.Results) -> list[tuple[str, pd.DataFrame]]:
         out.append((f"init (step 0) — {tag}", load.init_rows(hist)))
     if res.probe is not None:
         probe = load.probe_rows(res.probe)
-        n = ", ".join(str(k) for k in sorted(probe["n_keys"].unique())) if "n_keys" in probe else "?"
-        out.append((f"probe at init — iid inputs, n_keys={n:g}", probe))
+        n = ", ".join(f"{k:g}" for k in sorted(probe["n_keys"].unique())) if "n_keys" in probe else "?"
+        out.append((f"probe at init — iid inputs, n_keys={n}", probe))
     if res.history is not None:
         end = load.end_rows(hist)
         out.append((f"end of training (step {int(end['step'].max())}) — {tag}", end))
