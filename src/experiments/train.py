@@ -64,8 +64,9 @@ def _run(cfg: DictConfig, multirun: bool) -> dict | None:
     rid = results.run_id(cfg)
     folder = results.run_dir(cfg.results_dir, rid)
     if not cfg.overwrite and results.is_finished(folder):
-        progress.say(f"skip {rid}: already {results.read_summary(folder)['status']}")
-        return results.read_summary(folder)
+        done = results.read_summary(folder)
+        progress.say(f"skip {rid}: already {done['status']}")
+        return done
     keys = keys_of(cfg, rid)
     results.write_config(folder, cfg)
     plain = {k: v for k, v in OmegaConf.to_container(cfg, resolve=True).items() if k != "hydra"}
@@ -87,23 +88,25 @@ def _run(cfg: DictConfig, multirun: bool) -> dict | None:
             summary.update(summarize(outcome, cfg.train.threshold))
         except BaseException as exc:
             summary.update(status="failed", error=f"{type(exc).__name__}: {exc}")
-            summary["wall_time_s"] = time.time() - started
-            results.write_history(folder, rows)
-            results.write_summary(folder, summary)
-            mirror.finish(summary, exit_code=1)
-            bar.close()
+            _record(folder, rows, summary, started, mirror, bar, exit_code=1)
             if multirun and isinstance(exc, Exception):
                 progress.say(f"FAILED {rid}: {summary['error']}")
                 progress.say(traceback.format_exc(limit=3))
                 return summary
             raise
-        summary["wall_time_s"] = time.time() - started
-        results.write_history(folder, rows)
-        results.write_summary(folder, summary)
-        mirror.finish(summary)
-    bar.close()
+        _record(folder, rows, summary, started, mirror, bar, exit_code=0)
     progress.say(_fmt(summary, keys))
     return summary
+
+
+def _record(folder, rows, summary, started, mirror, bar, exit_code: int) -> None:
+    """Write the run's history and summary (whatever its status), then close
+    the W&B mirror and the progress bar."""
+    summary["wall_time_s"] = time.time() - started
+    results.write_history(folder, rows)
+    results.write_summary(folder, summary)
+    mirror.finish(summary, exit_code=exit_code)
+    bar.close()
 
 
 main = make_main("train", run, schemas.validate)
