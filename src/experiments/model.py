@@ -105,6 +105,11 @@ def _split_heads(x, n_heads):
     return x.reshape(b, t, n_heads, -1).transpose(0, 2, 1, 3)  # (B, H, T, d)
 
 
+def causal_mask(pos_q, t: int):
+    """(..., n_q, T) bool: a query at position p may attend to keys 0..p."""
+    return jnp.arange(t) <= pos_q[..., None]
+
+
 def attention_layer(spec: ModelSpec, layer, h, query_idx=None):
     """One causal attention layer.
 
@@ -120,7 +125,7 @@ def attention_layer(spec: ModelSpec, layer, h, query_idx=None):
     q = _split_heads(xq @ layer["w_q"], spec.n_heads).astype(dtype)  # (B, H, n_q, d_k)
     k = _split_heads(x @ layer["w_k"], spec.n_heads).astype(dtype)   # (B, H, T, d_k)
     v = _split_heads(x @ layer["w_v"], spec.n_heads).astype(dtype)   # (B, H, T, d_v)
-    mask = (jnp.arange(t)[None, None, :] <= pos_q[:, :, None])[:, None]  # (B, 1, n_q, T)
+    mask = causal_mask(pos_q, t)[:, None]  # (B, 1, n_q, T)
 
     def one_head(p, q_h, k_h, v_h, m):
         return attention.attend_with_logits(spec.attention, p, q_h, k_h, v_h, mask=m, **spec.options)

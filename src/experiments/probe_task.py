@@ -123,7 +123,7 @@ def measure_task(cfg, d_k: int, inits: list[str]) -> dict:
     data = task_rows(cfg.task, cfg.seed, cfg.n_rows, cfg.queries_per_batch, cfg.d_v)
     g, G, n_q = data["qidx"].shape
     t = data["batch"]["tokens"].shape[1]
-    mask = np.arange(t)[None, None, None, :] <= data["qidx"][..., None]  # causal (g, G, n_q, T)
+    mask = np.asarray(harness.causal_mask(jnp.asarray(data["qidx"]), t))  # (g, G, n_q, T)
     n_b = data["row_mask"].sum((1, 2)).astype(np.float64)                 # rows per group
     rows = {"v": jnp.asarray(data["v"]), "mask": jnp.asarray(mask),
             "r": jnp.asarray(data["r"] * data["row_mask"][..., None]),      # padding rows: no loss
