@@ -119,6 +119,15 @@ class TrainConfig:
     warmup_steps: int = 0
     clip_norm: Optional[float] = None  # global-norm clipping; None = off
     divergence_loss: float = 1e4  # a finite loss above this also counts as diverged
+    n_seeds: int = 1  # train seeds seed .. seed+n_seeds-1 as one vmapped program
+
+
+@dataclass
+class RuntimeConfig:
+    """How a job uses this machine; never changes the numbers."""
+    compile_cache: bool = True  # JAX's persistent compilation cache
+    compile_cache_dir: Optional[str] = None  # None: <user cache dir>/attention-scaling/jax
+    threads: Optional[int] = None  # XLA/BLAS threads per job; None: cores / parallel jobs
 
 
 @dataclass
@@ -135,6 +144,7 @@ class Config:
     overwrite: bool = False
     experiment: str = "default"  # name of the sweep; the W&B group
     progress: bool = True
+    runtime: RuntimeConfig = field(default_factory=RuntimeConfig)
 
 
 def register_schemas() -> None:
@@ -210,6 +220,7 @@ def validate(cfg: DictConfig) -> None:
     if t.clip_norm is not None:
         _check(t.clip_norm > 0, "train.clip_norm", "must be > 0 or null", t.clip_norm)
     _check(t.divergence_loss > 0, "train.divergence_loss", "must be > 0", t.divergence_loss)
+    _check(t.n_seeds >= 1, "train.n_seeds", "must be >= 1", t.n_seeds)
 
     _check(cfg.task.name in TASKS, "task", f"must be one of {', '.join(TASKS)}", cfg.task.name)
     TASKS[cfg.task.name].validate(cfg.task)

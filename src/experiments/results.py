@@ -18,7 +18,10 @@ import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
 # Keys that change where or how results are written, not what is measured.
-NOT_IDENTITY = ("results_dir", "overwrite", "progress", "logger", "experiment", "hydra")
+NOT_IDENTITY = ("results_dir", "overwrite", "progress", "logger", "experiment", "hydra", "runtime")
+# Train keys that change how a run is scheduled, not its numbers: a seed trained
+# in a vmapped group is the same run as that seed trained alone.
+NOT_IDENTITY_TRAIN = ("n_seeds",)
 FINISHED = ("completed", "diverged")
 PACKAGES = ("jax", "jaxlib", "optax", "hydra-core", "wandb", "pandas", "numpy")
 
@@ -26,7 +29,9 @@ PACKAGES = ("jax", "jaxlib", "optax", "hydra-core", "wandb", "pandas", "numpy")
 def identity(cfg: DictConfig) -> dict:
     """The part of the config that determines the numbers."""
     resolved = OmegaConf.to_container(cfg, resolve=True)
-    return {k: v for k, v in resolved.items() if k not in NOT_IDENTITY}
+    ident = {k: v for k, v in resolved.items() if k not in NOT_IDENTITY}
+    ident["train"] = {k: v for k, v in ident["train"].items() if k not in NOT_IDENTITY_TRAIN}
+    return ident
 
 
 def run_id(cfg: DictConfig) -> str:
