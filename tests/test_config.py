@@ -39,7 +39,8 @@ def test_every_group_option_composes(group, option):
     cfg = compose_train(f"{group}={option}")
     config.validate(cfg)
     if group == "launcher":
-        assert cfg.hydra.launcher._target_.lower().endswith(f"{option}launcher")
+        # each option selects the Hydra launcher plugin of the same name
+        assert cfg.hydra.runtime.choices["hydra/launcher"] == option
     else:
         assert cfg[group].name == option
 
@@ -52,8 +53,8 @@ def test_every_experiment_composes(experiment):
     assert cfg.hydra.sweeper.params  # a preset is a sweep
 
 
-@pytest.mark.parametrize("experiment, n_jobs", [
-    ("claim_quick", 45), ("claim_medium", 336), ("claim_full", 1680)])
+@pytest.mark.parametrize("experiment, n_jobs", [  # jobs of n_seeds vmapped seeds each
+    ("claim_quick", 15), ("claim_medium", 112), ("claim_full", 336)])
 def test_preflight_counts_jobs(experiment, n_jobs):
     # validates every value of every swept key on the way
     assert preflight("train", ["-m", f"experiment={experiment}"], config.validate) == n_jobs
@@ -64,32 +65,4 @@ def test_preflight_counts_command_line_sweep():
     assert preflight("train", argv, config.validate) == 6
 
 
-# --- bad command lines through the real CLI -----------------------------------------
-
-BAD = {  # overrides -> (key named, a fragment of what is allowed)
-    ("train.stepz=3",): ("train.stepz", "unknown key"),
-    ("train.steps=abc",): ("train.steps", "integer"),
-    ("d_k=1.5",): ("d_k", "integer"),
-    ("d_k=0",): ("d_k", ">= 1"),
-    ("optimizer.lr=0",): ("optimizer.lr", "> 0"),
-    ("train.threshold=1.5",): ("train.threshold", "(0, 1]"),
-    ("model.init=foo",): ("model.init", "lecun_normal"),
-    ("task.n_pairs=1000",): ("task.n_pairs", "1000"),
-    ("logger.mode=foo",): ("logger.mode", "offline"),
-    ("attention=foo",): ("attention", ", ".join(sorted(config.ATTENTION_SCHEMAS))),
-    ("-m", "d_k=8,0"): ("d_k", ">= 1"),  # the first job is fine: nothing may run
-}
-
-
-@pytest.mark.parametrize("args", list(BAD), ids=" ".join)
-def test_bad_config_fails_in_one_line(tmp_path, args):
-    env = {**os.environ, "WANDB_SILENT": "true", "WANDB_MODE": "offline"}
-    cmd = [sys.executable, "-m", "experiments.train", *args, f"results_dir={tmp_path / 'results'}"]
-    proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
-    key, allowed = BAD[args]
-    lines = proc.stderr.splitlines()
-    assert proc.returncode == 2, proc.stderr
-    assert len(lines) == 1 and lines[0].startswith(f"error: {key}:"), proc.stderr
-    assert allowed in lines[0]
-    assert proc.stdout == ""
-    assert list(tmp_path.iterdir()) == []  # no results_dir, no outputs/ or multirun/
+# Bad command lines (one line, exit 2, nothing written) for every command: tests/test_bad_input.py

@@ -132,7 +132,7 @@ def test_task_rows_are_the_harness_forward():
     from experiments import probe_task
 
     cfg = make_cfg(variants=["unscaled"], n_rows=64)
-    data = probe_task.task_rows(cfg.task, cfg.seed, cfg.n_rows, cfg.queries_per_batch, cfg.d_v)
+    data = probe_task.task_rows(cfg.task_name, cfg.seed, cfg.n_rows, cfg.queries_per_batch, cfg.d_v)
     spec = probe_task.model_spec(cfg, "unscaled", 16, "lecun_normal")
     params = harness.init_model(spec, jax.random.fold_in(jax.random.PRNGKey(0), probe_task._MODEL))
     batch = {k: jnp.asarray(x) for k, x in data["batch"].items()}
@@ -152,5 +152,5 @@ def test_task_rows_are_the_harness_forward():
 
 
 def test_bad_task_name_is_one_line():
-    with pytest.raises(ValueError, match=r"^task: must be one of assoc_recall, .*got 'nope'$"):
-        probe.validate(make_cfg(task="nope"))
+    with pytest.raises(ValueError, match=r"^task_name: must be one of assoc_recall, .*got 'nope'$"):
+        probe.validate(make_cfg(task_name="nope"))

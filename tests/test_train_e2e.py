@@ -185,7 +185,7 @@ def test_layers_and_heads_get_suffixed_columns():
 
 
 def _launch(cfg, capsys) -> tuple[dict, str]:
-    summary = train.run(cfg)
+    [summary] = train.run(cfg)
     return summary, capsys.readouterr().err
 
 

@@ -200,6 +200,22 @@ def test_two_runs_in_one_process(tmp_path):
     assert sorted(second["history"]) == [0, 10, 20] and second["exit_code"] == 0
 
 
+def test_rerun_replaces_the_earlier_offline_record(tmp_path):
+    # a run is re-run only when its earlier attempt failed, was killed or is overwritten:
+    # `wandb sync` must find one record per run, the latest
+    results = tmp_path / "results"
+    _log_run(results, "x-again")  # another run whose id ends like it: untouched
+    with pytest.raises(RuntimeError):
+        with open_run(LoggerConfig(), run_id="again", results_dir=results, config={}) as mirror:
+            mirror.log_eval(_row(0), step=0)
+            raise RuntimeError("killed")
+    _log_run(results, "again")
+    assert len(list(results.glob("wandb/offline-run-????????_??????-again"))) == 1
+    assert len(list(results.glob("wandb/offline-run-????????_??????-x-again"))) == 1
+    got = read_offline_run(results, "again")
+    assert got["exit_code"] == 0 and sorted(got["history"]) == [0, 10, 20]
+
+
 @pytest.mark.parametrize("error", [RuntimeError, KeyboardInterrupt])
 def test_exception_in_with_block_finishes_failed(tmp_path, error):
     results = tmp_path / "results"
@@ -226,14 +242,15 @@ def test_none_logger_is_a_noop(tmp_path, cfg):
     assert list(tmp_path.iterdir()) == []  # no results/, no wandb/
 
 
-def test_bad_run_id_warns_once_and_turns_noop(tmp_path):
+def test_bad_run_id_warns_once_and_turns_noop(tmp_path, capsys):
     # wandb rejects ":" in run ids; training must carry on regardless.
-    with pytest.warns(RuntimeWarning, match="W&B mirror off"):
-        mirror = open_run(LoggerConfig(), run_id="bad:id", results_dir=tmp_path / "results",
-                          config={}, tags=[], group=None)
+    mirror = open_run(LoggerConfig(), run_id="bad:id", results_dir=tmp_path / "results",
+                      config={}, tags=[], group=None)
     assert not mirror.active
     mirror.log_eval(_row(0), step=0)
     mirror.finish({})
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("warning: W&B mirror off: wandb.init failed: ")
 
 
 class _BrokenRun:
@@ -247,12 +264,12 @@ class _BrokenRun:
         self.finished.append(exit_code)
 
 
-def test_wandb_error_in_log_warns_once(recwarn):
+def test_wandb_error_in_log_warns_once(capsys):
     run = _BrokenRun()
     mirror = Mirror(run)
     mirror.log_eval(_row(0), step=0)
     mirror.log_eval(_row(1), step=1)
     mirror.finish({"status": "completed"})
-    assert [str(w.message) for w in recwarn.list] == [
-        "W&B mirror off after error in log: OSError: disk full (local results are unaffected)"]
+    assert capsys.readouterr().err.splitlines() == [
+        "warning: W&B mirror off after error in log: OSError: disk full (local results are unaffected)"]
     assert run.finished == [1] and not mirror.active

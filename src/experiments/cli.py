@@ -5,6 +5,12 @@ option) must end in one line that names the key and what is allowed, exit
 code 2, and nothing written. Hydra itself reports such mistakes in several
 lines and only when a job starts (in a multirun: after earlier jobs ran), so
 every job of the command line is composed and validated here first.
+
+The pre-flight (`check_command_line`) also parses the flags with Hydra's own
+parser (one line instead of argparse's usage block), checks that results_dir
+is, or can be created as, a writable folder (looking only), and runs the
+command's validator: for train that includes the memory estimate
+(experiments.memory). Only then does Hydra start and create its folders.
 """
 from __future__ import annotations
 
@@ -30,8 +36,31 @@ class ConfigError(ValueError):
 
 
 def fail(message: str) -> None:
-    print(f"error: {message}", file=sys.stderr)
+    """Print `error: <message>` as one line on stderr and exit with code 2."""
+    line = " ".join(part.strip() for part in str(message).splitlines() if part.strip())
+    print(f"error: {line}", file=sys.stderr)
     raise SystemExit(EXIT_USAGE)
+
+
+def check_output_dir(key: str, path) -> None:
+    """ConfigError unless `path` is, or can be created as, a writable folder.
+
+    Looks only: nothing is created. The nearest existing ancestor must be a
+    folder this user may write into."""
+    text = str(path) if path is not None else ""
+    if not text.strip():
+        raise ConfigError(f"{key}: must be a non-empty path, got {text!r}")
+    target = Path(os.path.abspath(text))  # as Hydra and the command will use it (no ~ expansion)
+    existing = target
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        where = "is a file" if existing == target else f"cannot be created: {existing} is a file"
+        raise ConfigError(f"{key}: {text!r} {where}, not a folder; pick another {key}")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        where = "is not writable" if existing == target else \
+            f"cannot be created: {existing} is not writable"
+        raise ConfigError(f"{key}: {text!r} {where}; pick another {key}")
 
 
 def _first_line(text: str) -> str:
@@ -57,6 +86,12 @@ def explain(exc: BaseException) -> str:
             m = re.match(r"Value '(.*?)' (?:of type '.*?' )?could not be converted to (\w+)", msg)
             if m:
                 return f"{key}: expected {m.group(2).lower()}, got {m.group(1)!r}"
+            m = re.match(r"Value '(.*?)' is not a valid bool", msg)
+            if m:
+                return f"{key}: expected true or false, got {m.group(1)!r}"
+            m = re.match(r"Invalid value assigned: (\w+) is not a ListConfig", msg)
+            if m:
+                return f"{key}: expected a list such as [a,b], got a {m.group(1)}"
             return f"{key}: {msg}"
     msg = str(exc)
     m = re.search(r"Could not find '([^']+)/([^']+)'\s*\nAvailable options in '[^']+':\s*\n(.*)", msg, re.S)
@@ -66,6 +101,9 @@ def explain(exc: BaseException) -> str:
                             if line.strip() and not line.strip().startswith("schema_"))
         return f"{m.group(1)}: unknown option {m.group(2)!r}; allowed: {options}"
     m = re.search(r"Could not override '([^']+)'", msg)
+    if m and (Path(CONF_DIR) / m.group(1)).is_dir():
+        return (f"{m.group(1)}: cannot be set on this command's command line: '{m.group(1)}' "
+                f"is also a config group of experiments.train (conf/{m.group(1)}/)")
     if m:
         return f"{m.group(1)}: unknown key (a typo? see `--cfg job` for the valid keys)"
     return _first_line(msg)
@@ -81,29 +119,31 @@ def _allowed_keys(e) -> str:
     return "see `--cfg job`"
 
 
-def _user_overrides(argv: list[str]) -> list[str]:
-    """The key=value arguments of a Hydra command line (flags dropped)."""
-    out, skip = [], False
-    for arg in argv:
-        if skip:
-            skip = False
-            continue
-        if arg in ("-cn", "-cp", "-cd", "--config-name", "--config-path", "--config-dir"):
-            skip = True
-            continue
-        if arg.startswith("-"):
-            continue
-        out.append(arg)
-    return out
+def parse_args(argv: list[str]):
+    """Hydra's own argument parser, failing in one line (not argparse's usage block)."""
+    from hydra._internal.utils import get_args_parser
+
+    parser = get_args_parser()
+
+    def error(message: str):
+        m = re.match(r"argument ([^:]+): (.*)", message)
+        fail(f"{m.group(1).split('/')[0]}: {m.group(2)}" if m else f"command line: {message}")
+
+    parser.error = error
+    return parser.parse_args(argv)
 
 
 def _expand(overrides: list[str]) -> list[tuple[str, list[str]]]:
     """(key, [one override string per swept value]) for each override."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
-    parsed = OverridesParser.create().parse_overrides(overrides=overrides)
+    parser = OverridesParser.create()
     expanded = []
-    for o in parsed:
+    for line in overrides:
+        try:
+            [o] = parser.parse_overrides(overrides=[line])
+        except Exception as exc:  # Hydra's override grammar
+            fail(f"{line}: not a key=value override ({_first_line(str(exc))})")
         key = o.get_key_element()
         if o.is_sweep_override():
             expanded.append((key, [f"{key}={v}" for v in o.sweep_string_iterator()]))
@@ -128,14 +168,15 @@ def _coverage(choices: list[tuple[str, list[str]]]) -> Iterable[list[str]]:
 
 
 def preflight(config_name: str, argv: list[str], validate: Validator) -> int:
-    """Compose and validate every value of every swept key; returns the number of jobs."""
+    """Compose and validate every value of every swept key; returns the number of jobs.
+
+    Beyond `validate`: results_dir (where Hydra and the command write) must be
+    a writable folder or creatable as one. Fails in one line (exit 2)."""
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
 
-    try:
-        cli = _expand(_user_overrides(argv))
-    except Exception as exc:  # Hydra's override grammar
-        fail(f"could not parse the command line: {_first_line(str(exc))}")
+    args = parse_args(argv)
+    cli = _expand(args.overrides)
     GlobalHydra.instance().clear()
     n_jobs = math.prod(len(vals) for _, vals in cli)
     inner_jobs = 1
@@ -150,12 +191,37 @@ def preflight(config_name: str, argv: list[str], validate: Validator) -> int:
             inner_jobs = max(inner_jobs, math.prod(len(vals) for _, vals in inner))
             for extra in (_coverage(inner) if inner else [[]]):
                 job_cfg = _compose_or_fail(compose, config_name, job + extra) if extra else cfg
-                try:
-                    validate(job_cfg)
-                except (ValueError, ConfigError) as exc:
-                    fail(str(exc))
+                _validate_or_fail(validate, job_cfg, multirun=args.multirun)
     GlobalHydra.instance().clear()
     return n_jobs * inner_jobs
+
+
+def _validate_or_fail(validate: Validator, cfg: DictConfig, multirun: bool) -> None:
+    from omegaconf import read_write
+    from omegaconf.errors import OmegaConfBaseException
+
+    if multirun and "hydra" in cfg:  # what hydra.main will set: validators may read it
+        with read_write(cfg.hydra):
+            cfg.hydra.mode = "MULTIRUN"
+    try:
+        if "results_dir" in cfg:
+            check_output_dir("results_dir", cfg.results_dir)
+        validate(cfg)
+    except (ValueError, ConfigError) as exc:
+        fail(str(exc))
+    except OmegaConfBaseException as exc:  # a validator reading a key the config lacks
+        fail(explain(exc))
+
+
+def check_command_line(config_name: str, argv: list[str], validate: Validator) -> None:
+    """What a command does before Hydra starts: every job of `argv` composed and
+    validated, or one line on stderr and exit 2. Flags that only print (--help,
+    --cfg, --info) skip the pre-flight."""
+    args = parse_args(argv)
+    if args.help or args.hydra_help or args.cfg or args.info is not None or args.shell_completion:
+        return
+    n_jobs = preflight(config_name, argv, validate)
+    os.environ[SWEEP_JOBS_ENV] = str(n_jobs if args.multirun else 1)
 
 
 def _compose_or_fail(compose, config_name: str, overrides: list[str]) -> DictConfig:
@@ -177,11 +243,10 @@ def make_main(config_name: str, run: Callable[[DictConfig], object],
     def main() -> None:
         # jax logs at INFO that it found no TPU; Hydra's logging setup would show it
         logging.getLogger("jax._src.xla_bridge").setLevel(logging.WARNING)
-        argv = sys.argv[1:]
-        if not any(a in ("--help", "-h", "--hydra-help", "--info", "-i") or a.startswith("--cfg")
-                   or a.startswith("--info") for a in argv):
-            n_jobs = preflight(config_name, argv, validate)
-            os.environ[SWEEP_JOBS_ENV] = str(n_jobs if ("-m" in argv or "--multirun" in argv) else 1)
-        _hydra_main()
+        from experiments import interrupt
+
+        with interrupt.guard(config_name):  # Ctrl-C in the pre-flight too: one line
+            check_command_line(config_name, sys.argv[1:], validate)
+            _hydra_main()
 
     return main

@@ -7,6 +7,7 @@ composition, naming the key. Range checks that a type cannot express live in
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -14,6 +15,7 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, DictConfig
 
 import attention
+from experiments import memory
 from experiments.inits import INITS
 from experiments.tasks import TASKS, AssocRecallConfig, MQARConfig, VectorRetrievalConfig
 from experiments.wandb_mirror import LoggerConfig, validate_logger
@@ -126,8 +128,9 @@ class TrainConfig:
 class RuntimeConfig:
     """How a job uses this machine; never changes the numbers."""
     compile_cache: bool = True  # JAX's persistent compilation cache
-    compile_cache_dir: Optional[str] = None  # None: <user cache dir>/attention-scaling/jax
+    compile_cache_dir: Optional[str] = None  # None: $JAX_COMPILATION_CACHE_DIR, else ~/.cache/attention-scaling/jax
     threads: Optional[int] = None  # XLA/BLAS threads per job; None: cores / parallel jobs
+    shard_seeds: bool = True  # spread the seeds of a group over one CPU device per thread
 
 
 @dataclass
@@ -169,6 +172,11 @@ def _check(ok: bool, key: str, allowed: str, value) -> None:
         raise ValueError(f"{key}: {allowed}, got {value!r}")
 
 
+def _positive(key: str, value) -> None:
+    """A finite number > 0 (nan and inf fail: a nan learning rate trains nothing)."""
+    _check(math.isfinite(value) and value > 0, key, "must be a finite number > 0", value)
+
+
 def validate(cfg: DictConfig) -> None:
     """Range checks on a composed training config; raises ValueError naming the key."""
     known = set(Config.__dataclass_fields__) | {"hydra"}
@@ -184,23 +192,25 @@ def validate(cfg: DictConfig) -> None:
         _check(cfg.attention.d_hidden >= 1, "attention.d_hidden", "must be >= 1 or null",
                cfg.attention.d_hidden)
     if cfg.attention.name == "cosine":
-        _check(cfg.attention.init_temperature > 0, "attention.init_temperature",
-               "must be > 0", cfg.attention.init_temperature)
+        _positive("attention.init_temperature", cfg.attention.init_temperature)
     if cfg.attention.name == "mup":
-        _check(cfg.attention.multiplier > 0, "attention.multiplier", "must be > 0",
-               cfg.attention.multiplier)
+        _positive("attention.multiplier", cfg.attention.multiplier)
+    if cfg.attention.name == "ssmax":
+        _check(math.isfinite(cfg.attention.init_s), "attention.init_s", "must be a finite number",
+               cfg.attention.init_s)
 
     o = cfg.optimizer
     _check(o.name in OPTIMIZER_SCHEMAS, "optimizer", f"must be one of {', '.join(OPTIMIZER_SCHEMAS)}", o.name)
-    _check(o.lr > 0, "optimizer.lr", "must be > 0", o.lr)
+    _positive("optimizer.lr", o.lr)
     if o.name == "sgd":
         _check(0 <= o.momentum < 1, "optimizer.momentum", "must be in [0, 1)", o.momentum)
     else:
         _check(0 <= o.b1 < 1, "optimizer.b1", "must be in [0, 1)", o.b1)
         _check(0 <= o.b2 < 1, "optimizer.b2", "must be in [0, 1)", o.b2)
-        _check(o.eps > 0, "optimizer.eps", "must be > 0", o.eps)
+        _positive("optimizer.eps", o.eps)
     if o.name == "adamw":
-        _check(o.weight_decay >= 0, "optimizer.weight_decay", "must be >= 0", o.weight_decay)
+        _check(math.isfinite(o.weight_decay) and o.weight_decay >= 0, "optimizer.weight_decay",
+               "must be a finite number >= 0", o.weight_decay)
 
     m = cfg.model
     for key in ("d_model", "d_v", "n_layers", "n_heads"):
@@ -218,10 +228,17 @@ def validate(cfg: DictConfig) -> None:
     _check(t.schedule in ("constant", "cosine"), "train.schedule", "must be constant or cosine", t.schedule)
     _check(0 <= t.warmup_steps < t.steps, "train.warmup_steps", "must be in [0, train.steps)", t.warmup_steps)
     if t.clip_norm is not None:
-        _check(t.clip_norm > 0, "train.clip_norm", "must be > 0 or null", t.clip_norm)
+        _check(math.isfinite(t.clip_norm) and t.clip_norm > 0, "train.clip_norm",
+               "must be a finite number > 0 or null", t.clip_norm)
     _check(t.divergence_loss > 0, "train.divergence_loss", "must be > 0", t.divergence_loss)
     _check(t.n_seeds >= 1, "train.n_seeds", "must be >= 1", t.n_seeds)
+
+    r = cfg.get("runtime")
+    if r is not None and r.threads is not None:
+        _check(r.threads >= 1, "runtime.threads", "must be >= 1 or null", r.threads)
 
     _check(cfg.task.name in TASKS, "task", f"must be one of {', '.join(TASKS)}", cfg.task.name)
     TASKS[cfg.task.name].validate(cfg.task)
     validate_logger(cfg.logger)
+    # last: the estimate needs every size above to be in range
+    memory.check_fits(cfg)

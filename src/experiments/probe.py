@@ -80,7 +80,8 @@ class ProbeConfig:
     n_keys: int = 64
     n_rows: int = 4096
     input_model: str = "iid"   # iid | model | task | both (iid+model) | all (iid+model+task)
-    task: str = "assoc_recall"  # task of the `task` input model (experiments.tasks.TASKS)
+    task_name: str = "assoc_recall"  # task of the `task` input model (experiments.tasks.TASKS);
+    # not `task`: that name is the training config group, which Hydra would claim
     init: str = "all"          # all | lecun_normal | xavier | torch_default
     d_model: int = 64          # input width of the projections (model input)
     d_v: int = 64              # value width of the downstream loss
@@ -112,7 +113,7 @@ def validate(cfg: DictConfig) -> None:
     _check(cfg.n_rows >= 2, "n_rows", "must be >= 2", cfg.n_rows)
     _check(cfg.input_model in INPUT_MODELS, "input_model", f"must be one of {', '.join(INPUT_MODELS)}",
            cfg.input_model)
-    _check(cfg.task in TASKS, "task", f"must be one of {', '.join(TASKS)}", cfg.task)
+    _check(cfg.task_name in TASKS, "task_name", f"must be one of {', '.join(TASKS)}", cfg.task_name)
     _check(cfg.init == "all" or cfg.init in INITS, "init", f"must be all or one of {', '.join(INITS)}",
            cfg.init)
     _check(cfg.queries_per_batch >= 1, "queries_per_batch", "must be >= 1", cfg.queries_per_batch)
@@ -242,7 +243,7 @@ def probe(cfg, log=print) -> pd.DataFrame:
                     "input_model": input_model, "init": init,
                     "n_rows": stats.pop("n_rows", cfg.n_rows), "seed": cfg.seed,
                     "d_model": cfg.d_model if projected else None,
-                    "task": cfg.task if input_model == "task" else None,
+                    "task": cfg.task_name if input_model == "task" else None,
                     **stats,
                     **theory.predict(name, d_k, round(n_keys), p, cfg.theory_rows, cfg.seed,
                                      rank=cfg.d_model if projected else None),

@@ -49,7 +49,7 @@ STATS = ("logit_var", "logit_std", "entropy", "entropy_norm", "saturation", "jac
 
 
 def model_spec(cfg, name: str, d_k: int, init: str) -> harness.ModelSpec:
-    task = TASKS[cfg.task]
+    task = TASKS[cfg.task_name]
     task_cfg = task.config_cls()
     return harness.ModelSpec(
         attention=name, attention_options=(), d_k=d_k, d_model=cfg.d_model, d_v=cfg.d_v,
@@ -120,7 +120,7 @@ def _inputs(spec, params, batch, qidx):
 
 def measure_task(cfg, d_k: int, inits: list[str]) -> dict:
     """{(variant, init): measured stats + n_keys (mean key count) + n_rows} at one d_k."""
-    data = task_rows(cfg.task, cfg.seed, cfg.n_rows, cfg.queries_per_batch, cfg.d_v)
+    data = task_rows(cfg.task_name, cfg.seed, cfg.n_rows, cfg.queries_per_batch, cfg.d_v)
     g, G, n_q = data["qidx"].shape
     t = data["batch"]["tokens"].shape[1]
     mask = np.asarray(harness.causal_mask(jnp.asarray(data["qidx"]), t))  # (g, G, n_q, T)

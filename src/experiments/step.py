@@ -1,8 +1,9 @@
 """The pure, jitted pieces of training: loss, train step, evaluation.
 
-State is a plain pytree {"params", "opt_state", "step"}. The train step takes
-(state, batch) and returns (state, measurements); `train_chunk` scans it over
-`eval_every` steps so that the host only wakes up at evaluations.
+State is a plain pytree {"params", "opt_state", "step", "seed"}. The train
+step takes (state, batch) and returns (state, measurements); `train_chunk`
+scans it over `eval_every` steps so that the host only wakes up at
+evaluations, and `compile_fns` vmaps both over seeds.
 """
 from __future__ import annotations
 
@@ -135,10 +136,29 @@ def evaluate(params, batches, *, spec: ModelSpec, n_queries: int):
     return out
 
 
-def compile_fns(spec: ModelSpec, tx, make_train_batch, n_queries: int):
-    """The jitted functions of one run: (train_chunk, evaluate)."""
-    chunk = jax.jit(partial(train_chunk, make_train_batch=make_train_batch, spec=spec,
-                            tx=tx, n_queries=n_queries),
-                    static_argnames="length", donate_argnums=0)
-    ev = jax.jit(partial(evaluate, spec=spec, n_queries=n_queries))
-    return chunk, ev
+def first_bad_step(measured: dict, divergence_loss: float) -> jax.Array:
+    """Index of the first step of a chunk whose loss or gradient is not finite
+    (or whose loss exceeds divergence_loss); -1 if none. measured: (length,)."""
+    loss = measured["train_loss"]
+    bad = ~(jnp.isfinite(loss) & jnp.isfinite(measured["grad_norm"])) | (loss > divergence_loss)
+    return jnp.where(bad.any(), jnp.argmax(bad), -1)
+
+
+def compile_fns(spec: ModelSpec, tx, make_train_batch, n_queries: int, divergence_loss: float):
+    """The jitted functions of a group of seeds: (train_chunk, evaluate).
+
+    Both are vmapped over a leading seed axis of the state (and of the
+    evaluation sets): S seeds are one program, whose ops are S times larger
+    rather than S times as many.
+    """
+    def chunk(state, length: int):
+        """(S, ...) state -> (state after `length` steps, measurements of the
+        first step, first diverging step or -1), each with a leading S axis."""
+        one_seed = partial(train_chunk, length=length, make_train_batch=make_train_batch,
+                           spec=spec, tx=tx, n_queries=n_queries)
+        state, measured = jax.vmap(one_seed)(state)  # measured: (S, length)
+        bad = jax.vmap(partial(first_bad_step, divergence_loss=divergence_loss))(measured)
+        return state, jax.tree_util.tree_map(lambda m: m[:, 0], measured), bad
+
+    ev = jax.vmap(partial(evaluate, spec=spec, n_queries=n_queries))
+    return jax.jit(chunk, static_argnames="length", donate_argnums=0), jax.jit(ev)

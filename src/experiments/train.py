@@ -3,23 +3,30 @@
     python -m experiments.train attention=unscaled d_k=256 seed=1 task=mqar train.steps=2000
     python -m experiments.train -m attention=scaled,unscaled,additive d_k=8,64,512 seed=0,1,2
     python -m experiments.train -m experiment=claim_quick
+    python -m experiments.train attention=unscaled train.n_seeds=4   # seeds 0-3, one vmapped program
 
 Each run writes ${results_dir}/runs/<run_id>/ (config.yaml, history.parquet,
 summary.json) and mirrors to W&B (logger=wandb, offline by default). A run
 whose summary says completed (or diverged) is skipped unless overwrite=true.
+With train.n_seeds=S a job trains seeds seed .. seed+S-1 together; each seed
+is still its own run (folder, summary, W&B run), with the run id it would
+have alone, so a relaunch with another S skips what is done.
 """
 from __future__ import annotations
 
 import time
 import traceback
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
 from experiments import config as schemas  # registers the schemas
-from experiments import progress, results
+from experiments import interrupt, progress, results, runtime
 from experiments.cli import make_main
-from experiments.loop import summarize, train_run
-from experiments.wandb_mirror import open_run
+from experiments.loop import summarize, train_seeds
+from experiments.wandb_mirror import Mirror, open_run
 
 
 
@@ -50,63 +57,110 @@ def _fmt(summary: dict, keys: dict) -> str:
             f"{summary['wall_time_s']:.1f} s")
 
 
-def run(cfg: DictConfig) -> dict | None:
-    """Train one configuration and write its results; returns the summary."""
+def run(cfg: DictConfig) -> list[dict]:
+    """Train one configuration, or train.n_seeds seeds of it as one vmapped
+    program, and write each seed's results; returns one summary per seed."""
     job_num = _job_num()
     progress.sweep_started(job_num)
+    runtime.configure(cfg.runtime, job_num)
     try:
         return _run(cfg, multirun=job_num is not None)
     finally:
         progress.sweep_job_done()
 
 
-def _run(cfg: DictConfig, multirun: bool) -> dict | None:
-    rid = results.run_id(cfg)
-    folder = results.run_dir(cfg.results_dir, rid)
-    if not cfg.overwrite and results.is_finished(folder):
-        done = results.read_summary(folder)
-        progress.say(f"skip {rid}: already {done['status']}")
-        return done
-    keys = keys_of(cfg, rid)
-    results.write_config(folder, cfg)
-    plain = {k: v for k, v in OmegaConf.to_container(cfg, resolve=True).items() if k != "hydra"}
-    tags = [cfg.attention.name, f"d_k={cfg.d_k}", cfg.task.name, cfg.optimizer.name]
-    rows: list[dict] = []
-    bar = progress.RunBar(f"{cfg.attention.name} d_k={cfg.d_k} s{cfg.seed}", cfg.train.steps,
+@dataclass
+class Member:
+    """One seed of a job: its config, run id and folder."""
+    cfg: DictConfig
+    rid: str
+    folder: Path
+    keys: dict
+
+
+def members(cfg: DictConfig) -> list[Member]:
+    out = []
+    for seed in range(cfg.seed, cfg.seed + cfg.train.n_seeds):
+        member_cfg = cfg.copy()
+        member_cfg.seed = seed
+        rid = results.run_id(member_cfg)
+        out.append(Member(member_cfg, rid, results.run_dir(cfg.results_dir, rid),
+                          keys_of(member_cfg, rid)))
+    return out
+
+
+def _run(cfg: DictConfig, multirun: bool) -> list[dict]:
+    done, todo = {}, []
+    for m in members(cfg):
+        finished = None if cfg.overwrite else results.read_summary(m.folder)
+        if finished and finished.get("status") in results.FINISHED:
+            progress.say(f"skip {m.rid}: already {finished['status']}")
+            done[m.rid] = finished
+        else:
+            todo.append(m)
+    if todo:
+        done.update(zip([m.rid for m in todo], _train(cfg, todo, multirun)))
+    return [done[m.rid] for m in members(cfg)]
+
+
+def _train(cfg: DictConfig, todo: list[Member], multirun: bool) -> list[dict]:
+    """Train the seeds in `todo` together; write and mirror each one's results."""
+    seeds = [m.cfg.seed for m in todo]
+    label = f"s{seeds[0]}" if len(seeds) == 1 else f"s{seeds[0]}-{seeds[-1]}"
+    bar = progress.RunBar(f"{cfg.attention.name} d_k={cfg.d_k} {label}", cfg.train.steps,
                           enabled=cfg.progress)
     started = time.time()
-    summary = {**keys, "threshold": cfg.train.threshold, "steps": cfg.train.steps,
-               "versions": results.package_versions()}
-    with open_run(cfg.logger, run_id=rid, results_dir=cfg.results_dir, config=plain,
-                  tags=tags, group=cfg.experiment) as mirror:
-        def on_eval(row):
-            rows.append({**keys, **row})
-            mirror.log_eval(row, row["step"])
+    histories: list[list[dict]] = [[] for _ in todo]
+    summaries = [{**m.keys, "threshold": cfg.train.threshold, "steps": cfg.train.steps,
+                  "versions": results.package_versions()} for m in todo]
+    mirrors = [Mirror() for _ in todo]  # no-ops until opened
+    with ExitStack() as stack:  # whatever happens, every opened W&B run is closed
+
+        def on_eval(i, row):
+            histories[i].append({**todo[i].keys, **row})
+            mirrors[i].log_eval(row, row["step"])
 
         try:
-            outcome = train_run(cfg, on_eval=on_eval, on_steps=bar.advance)
-            summary.update(summarize(outcome, cfg.train.threshold))
+            for i, m in enumerate(todo):
+                results.write_config(m.folder, m.cfg)
+                mirrors[i] = stack.enter_context(_open_mirror(m))
+            outcomes = train_seeds(cfg, seeds, on_eval=on_eval, on_steps=bar.advance)
         except BaseException as exc:
-            summary.update(status="failed", error=f"{type(exc).__name__}: {exc}")
-            _record(folder, rows, summary, started, mirror, bar, exit_code=1)
+            with interrupt.deferred():  # a second Ctrl-C still stops at once
+                for i, m in enumerate(todo):
+                    summaries[i].update(status="failed", error=f"{type(exc).__name__}: {exc}")
+                    _record(m.folder, histories[i], summaries[i], started, mirrors[i], 1)
+            bar.close()
             if multirun and isinstance(exc, Exception):
-                progress.say(f"FAILED {rid}: {summary['error']}")
+                progress.say(f"FAILED {', '.join(m.rid for m in todo)}: {summaries[0]['error']}")
                 progress.say(traceback.format_exc(limit=3))
-                return summary
+                return summaries
             raise
-        _record(folder, rows, summary, started, mirror, bar, exit_code=0)
-    progress.say(_fmt(summary, keys))
-    return summary
+        with interrupt.deferred():
+            for i, m in enumerate(todo):
+                summaries[i].update(summarize(outcomes[i], cfg.train.threshold))
+                _record(m.folder, histories[i], summaries[i], started, mirrors[i], 0)
+        bar.close()
+    for m, summary in zip(todo, summaries):
+        progress.say(_fmt(summary, m.keys))
+    return summaries
 
 
-def _record(folder, rows, summary, started, mirror, bar, exit_code: int) -> None:
-    """Write the run's history and summary (whatever its status), then close
-    the W&B mirror and the progress bar."""
+def _open_mirror(m: Member):
+    plain = {k: v for k, v in OmegaConf.to_container(m.cfg, resolve=True).items() if k != "hydra"}
+    tags = [m.cfg.attention.name, f"d_k={m.cfg.d_k}", m.cfg.task.name, m.cfg.optimizer.name]
+    return open_run(m.cfg.logger, run_id=m.rid, results_dir=m.cfg.results_dir, config=plain,
+                    tags=tags, group=m.cfg.experiment)
+
+
+def _record(folder, rows, summary, started, mirror, exit_code: int) -> None:
+    """Write the run's history, close its W&B run, and write its summary last:
+    summary.json is what marks a run finished, so a kill at any point before
+    it leaves a run that the next launch trains again."""
     summary["wall_time_s"] = time.time() - started
     results.write_history(folder, rows)
-    results.write_summary(folder, summary)
     mirror.finish(summary, exit_code=exit_code)
-    bar.close()
+    results.write_summary(folder, summary)
 
 
 main = make_main("train", run, schemas.validate)

@@ -6,7 +6,17 @@ copy; this module only mirrors them to W&B. Hence two rules:
 * offline by default: runs land in ``${results_dir}/wandb/offline-run-*`` and
   can be uploaded later with ``wandb sync``;
 * the mirror never breaks or blocks training: the first exception raised by
-  wandb is reported as one warning and the mirror becomes a no-op.
+  wandb is reported as one warning line and the mirror becomes a no-op.
+
+``logger.mode=online`` degrades to offline, with one warning line, when no API
+key is configured (checked at once, before any prompt could block a sweep) or
+when the server does not answer within ``logger.init_timeout`` seconds; the
+rest of the process then stays offline. A re-run of a run id replaces the
+offline record of its earlier, unfinished or overwritten attempt, so that
+``wandb sync`` uploads one record per run. The API key is never written: it
+is only looked for (``wandb.login(prompt=False, verify=False)``), warnings are
+scrubbed of it, and the config mirrored is the run's resolved config, which
+holds no credential (tests/test_wandb_faults.py greps for a fake key).
 
 Usage (one run per Hydra job; many jobs may share one process)::
 
@@ -24,11 +34,15 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 import re
-import warnings
+import shutil
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional
+
+from experiments import interrupt
 
 LOGGER_NAMES = ("wandb", "none")
 MODES = ("offline", "online", "disabled")
@@ -45,14 +59,30 @@ class LoggerConfig:
     group: Optional[str] = None
     job_type: str = "train"
     tags: list[str] = field(default_factory=list)
+    init_timeout: float = 15.0  # seconds an online wandb.init may wait before going offline
 
 
 def validate_logger(cfg: Any) -> None:
-    """Raise a one-line ValueError naming the key for a bad name or mode."""
+    """Raise a one-line ValueError naming the key for a bad name, mode or timeout."""
     for key, allowed in (("name", LOGGER_NAMES), ("mode", MODES)):
         value = getattr(cfg, key)
         if value not in allowed:
             raise ValueError(f"logger.{key}: must be one of {', '.join(allowed)}; got {value!r}")
+    if not cfg.init_timeout > 0:
+        raise ValueError(f"logger.init_timeout: must be > 0 (seconds); got {cfg.init_timeout!r}")
+
+
+def _redact(text: str) -> str:
+    """Text safe to print: no API key, no password in a URL."""
+    key = os.environ.get("WANDB_API_KEY")
+    if key:
+        text = text.replace(key, "***")
+    return re.sub(r"://[^/@\s]+@", "://***@", text)
+
+
+def _warn(message: str) -> None:
+    """One line on stderr (above the progress bars, which redirect stderr)."""
+    print(f"warning: {_redact(message)}", file=sys.stderr, flush=True)
 
 
 # --- column -> W&B key ------------------------------------------------------
@@ -138,12 +168,17 @@ class Mirror:
         return self._run is not None
 
     def log_eval(self, row: Mapping[str, Any], step: int) -> None:
-        if self._run is not None:
-            self._guard("log", lambda: self._run.log(eval_payload(row), step=int(step)))
+        run = self._run
+        if run is not None:
+            self._guard("log", lambda: run.log(eval_payload(row), step=int(step)))
 
     def finish(self, summary: Mapping[str, Any] | None = None, exit_code: int = 0) -> None:
-        """Write the summary and close the run; a second call does nothing."""
-        run = self._run
+        """Write the summary and close the run; a second call does nothing.
+
+        A Ctrl-C or SIGTERM during the close waits for it (interrupt.deferred),
+        so that the run is never left half-closed.
+        """
+        run, self._run = self._run, None
         if run is None:
             return
 
@@ -151,18 +186,17 @@ class Mirror:
             run.summary.update(summary_payload(summary or {}))
             run.finish(exit_code=exit_code)
 
-        self._guard("finish", close)
-        self._run = None
+        with interrupt.deferred():
+            self._guard("finish", close)
 
     def _guard(self, what: str, call) -> None:
         try:
             call()
         except Exception as error:  # noqa: BLE001 - any wandb failure must not reach training
             run, self._run = self._run, None
-            warnings.warn(
-                f"W&B mirror off after error in {what}: {type(error).__name__}: {error} "
-                "(local results are unaffected)", RuntimeWarning, stacklevel=3)
-            if what != "finish":
+            _warn(f"W&B mirror off after error in {what}: {_first_line(error)} "
+                  "(local results are unaffected)")
+            if run is not None:
                 try:  # best effort, so the run is not left open in wandb-core
                     run.finish(exit_code=1)
                 except Exception:  # noqa: BLE001
@@ -185,8 +219,15 @@ _SETTINGS = dict(
     silent=True, console="off", quiet=True,
     x_disable_stats=True, x_disable_meta=True, x_disable_machine_info=True,
     x_save_requirements=False, disable_git=True, disable_code=True, save_code=False,
-    init_timeout=60.0, finish_timeout=60.0,
+    finish_timeout=60.0,
 )
+# Why this process mirrors offline although online was asked for (set once).
+_offline_reason: str | None = None
+
+
+def _first_line(error: BaseException) -> str:
+    lines = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {lines[0] if lines else ''}".rstrip(": ")
 
 
 def _plain(config: Any) -> dict:
@@ -196,6 +237,52 @@ def _plain(config: Any) -> dict:
     if OmegaConf.is_config(config):
         return OmegaConf.to_container(config, resolve=True)
     return dict(config)
+
+
+def _attempts(wandb_dir: Path, prefix: str, run_id: str) -> set[Path]:
+    """W&B's folders of run_id: <prefix>-<YYYYMMDD_HHMMSS>-<run_id>."""
+    name = re.compile(rf"{prefix}-\d{{8}}_\d{{6}}-{re.escape(run_id)}")
+    return {p for p in wandb_dir.glob(f"{prefix}-*") if name.fullmatch(p.name) and p.is_dir()}
+
+
+def _remove(folders: set[Path]) -> None:
+    for folder in folders:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _go_offline(reason: str, results_dir: Path) -> None:
+    global _offline_reason
+    _offline_reason = reason
+    _warn(f"W&B online mirror unavailable ({reason}); mirroring offline to "
+          f"{results_dir / 'wandb'} instead for the rest of this command (upload later with "
+          f"`wandb sync {results_dir / 'wandb'}/offline-run-*`; local results are unaffected)")
+
+
+def _init(wandb, mode: str, timeout: float, results_dir: Path, run_id: str, **run_args):
+    if mode == "offline":  # this attempt replaces the record of an earlier one
+        _remove(_attempts(results_dir / "wandb", "offline-run", run_id))
+    return wandb.init(id=run_id, name=run_id, resume="allow", reinit="create_new",
+                      dir=str(results_dir), mode=mode,
+                      settings=wandb.Settings(**_SETTINGS, init_timeout=timeout), **run_args)
+
+
+def _init_online(wandb, logger_cfg: Any, results_dir: Path, run_id: str, **run_args):
+    """An online run, or an offline one when no key is set or the server does not answer."""
+    wandb.setup(wandb.Settings(silent=True))  # login below says nothing
+    if _offline_reason is None and not wandb.login(prompt=False, verify=False):
+        _go_offline("no API key: set WANDB_API_KEY or run `wandb login`", results_dir)
+    if _offline_reason is not None:
+        return _init(wandb, "offline", logger_cfg.init_timeout, results_dir, run_id, **run_args)
+    before = _attempts(results_dir / "wandb", "run", run_id)
+    try:
+        return _init(wandb, "online", logger_cfg.init_timeout, results_dir, run_id, **run_args)
+    except Exception as error:  # noqa: BLE001 - unreachable, timed out, key refused
+        # The failed run still holds its id in wandb-core: stop the service first.
+        wandb.teardown()
+        _remove(_attempts(results_dir / "wandb", "run", run_id) - before)
+        _go_offline(f"wandb.init failed after at most {logger_cfg.init_timeout:g} s: "
+                    f"{_first_line(error)}", results_dir)
+    return _init(wandb, "offline", logger_cfg.init_timeout, results_dir, run_id, **run_args)
 
 
 def open_run(logger_cfg: Any, *, run_id: str, results_dir: str | Path,
@@ -211,22 +298,21 @@ def open_run(logger_cfg: Any, *, run_id: str, results_dir: str | Path,
     if logger_cfg.name == "none" or logger_cfg.mode == "disabled":
         return Mirror()
     results_dir = Path(results_dir)
+    run_args = dict(project=logger_cfg.project, entity=logger_cfg.entity,
+                    group=logger_cfg.group or group, job_type=logger_cfg.job_type,
+                    tags=sorted({*logger_cfg.tags, *(tags or [])}), config=_plain(config))
     try:
         # W&B appends "wandb/" to dir: files go to ${results_dir}/wandb/.
         (results_dir / "wandb").mkdir(parents=True, exist_ok=True)
         import wandb
 
-        run = wandb.init(
-            id=run_id, name=run_id, resume="allow", reinit="create_new",
-            dir=str(results_dir), mode=logger_cfg.mode,
-            project=logger_cfg.project, entity=logger_cfg.entity,
-            group=logger_cfg.group or group, job_type=logger_cfg.job_type,
-            tags=sorted({*logger_cfg.tags, *(tags or [])}),
-            config=_plain(config), settings=wandb.Settings(**_SETTINGS),
-        )
+        if logger_cfg.mode == "online":
+            run = _init_online(wandb, logger_cfg, results_dir, run_id, **run_args)
+        else:
+            run = _init(wandb, logger_cfg.mode, logger_cfg.init_timeout, results_dir, run_id,
+                        **run_args)
     except Exception as error:  # noqa: BLE001 - see module docstring
-        warnings.warn(
-            f"W&B mirror off: wandb.init failed: {type(error).__name__}: {error} "
-            "(local results are unaffected)", RuntimeWarning, stacklevel=2)
+        _warn(f"W&B mirror off: wandb.init failed: {_first_line(error)} "
+              "(local results are unaffected)")
         return Mirror()
     return Mirror(run)

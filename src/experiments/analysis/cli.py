@@ -1,8 +1,10 @@
 """Shared entry point of plot, report and dashboard: Hydra compose, one-line errors, exit 2.
 
 Hydra's compose API (not @hydra.main) so that nothing is written before the
-results folder is checked, and so that a bad override or a missing folder is
-one line on stderr with exit code 2 rather than a traceback.
+results folder is checked, and so that a bad override, a missing, empty or
+read-only folder, or a table that cannot be read is one line on stderr with
+exit code 2 rather than a traceback. Every command loads its tables before it
+writes anything, so a malformed file stops it with nothing written.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from typing import Callable, Sequence
 from hydra import compose, initialize_config_dir
 from hydra.core.config_store import ConfigStore
 
-from experiments.cli import CONF_DIR, explain
+from experiments.analysis import load
+from experiments.cli import CONF_DIR, ConfigError, check_output_dir, explain
 
 
 @dataclass
@@ -47,15 +50,12 @@ def entry(name: str, task: Callable[[Path], None], argv: Sequence[str] | None = 
     try:
         cfg = compose_config(argv)
     except Exception as e:  # Hydra's own errors: bad override, unknown key, wrong type
-        print(f"error: {explain(e)}", file=sys.stderr)
-        return 2
-    root = Path(cfg.results_dir)
-    if not root.is_dir():
-        print(f"error: {name}: results_dir '{root}' does not exist (pass results_dir=<folder with "
-              "summary.parquet>)", file=sys.stderr)
-        return 2
+        return _usage_error(explain(e))
     try:
+        root = check_results_dir(cfg.results_dir)
         task(root)
+    except (ConfigError, load.ResultsFileError) as e:
+        return _usage_error(str(e))
     except Exception as e:
         if os.environ.get("HYDRA_FULL_ERROR") == "1":
             raise
@@ -63,3 +63,23 @@ def entry(name: str, task: Callable[[Path], None], argv: Sequence[str] | None = 
               file=sys.stderr)
         return 1
     return 0
+
+
+def check_results_dir(results_dir: str) -> Path:
+    """The results folder, if it exists, can be written and holds at least one table."""
+    root = Path(results_dir)
+    if results_dir.strip() and not root.exists():
+        raise ConfigError(f"results_dir: {results_dir!r} does not exist (pass results_dir=<folder "
+                          "with summary.parquet>)")
+    check_output_dir("results_dir", results_dir)  # empty, a file, not writable
+    tables = [f"{name}.parquet" for name in load.TABLES]
+    if not any((root / t).exists() for t in tables):
+        raise ConfigError(f"results_dir: {results_dir!r} holds none of {', '.join(tables)} "
+                          "(run experiments.collect, probe or cost first)")
+    return root
+
+
+def _usage_error(message: str) -> int:
+    line = " ".join(part.strip() for part in message.splitlines() if part.strip())
+    print(f"error: {line}", file=sys.stderr)
+    return 2

@@ -13,7 +13,7 @@ from .figures import Rendered
 from .verdicts import Section
 
 RUN_COLUMNS = ["run_id", "attention", "d_k", "seed", "task", "optimizer", "experiment", "status",
-               "test_accuracy", "final_val_accuracy", "steps_to_threshold", "accuracy_auc",
+               "diverged_at_step", "test_accuracy", "final_val_accuracy", "steps_to_threshold", "accuracy_auc",
                "wall_time_s", "compile_time_s", "steps_per_s", "steps", "threshold"]
 METRICS = ["accuracy_auc", "test_accuracy", "final_val_accuracy", "steps_to_threshold",
            "wall_time_s", "steps_per_s"]
@@ -65,7 +65,7 @@ def render(res: load.Results, sections: list[Section], rendered: list[Rendered],
     payload = runs_payload(res) | {"colours": style.COLOURS}
     data = json.dumps(payload, sort_keys=True, allow_nan=False).replace("</", "<\\/")
     chart = ("<p><label>metric <select id='metric'></select></label> — one point per run (hover for "
-             "details), line: mean over seeds.</p><svg id='chart' width='720' height='360' "
+             "details), line: mean over the completed seeds; ×: a diverged run (left out of the line).</p><svg id='chart' width='720' height='360' "
              "viewBox='0 0 720 360' role='img' aria-label='metric vs d_k'></svg>")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">

@@ -11,13 +11,15 @@ th{background:#f5f5f5;position:sticky;top:0} th button{all:unset;cursor:pointer;
 figure{margin:12px 0} figure img{max-width:100%;border:1px solid #eee} figcaption{font-weight:600}
 #tip{position:fixed;pointer-events:none;background:#222;color:#fff;padding:4px 6px;border-radius:3px;font-size:12px;display:none}
 .swatch{display:inline-block;width:10px;height:10px;margin-right:4px;border-radius:2px}
+tr.diverged td{background:#fdecea} tr.diverged td.status{color:#cf222e;font-weight:600}
 """
 
 JS = r"""
 (function () {
   "use strict";
   const DATA = JSON.parse(document.getElementById("dashboard-data").textContent);
-  const FILTER_KEYS = ["attention", "d_k", "task", "optimizer"];
+  const FILTER_KEYS = ["attention", "d_k", "task", "optimizer", "status"];
+  const diverged = (r) => r.status === "diverged";
   const state = { sortKey: "run_id", sortDir: 1, metric: DATA.metrics[0] };
   const $ = (id) => document.getElementById(id);
   const colour = (v) => DATA.colours[v] || "#7f7f7f";
@@ -88,9 +90,12 @@ JS = r"""
     body.innerHTML = "";
     sorted.forEach((r) => {
       const tr = body.insertRow();
-      DATA.columns.forEach((c) => { tr.insertCell().textContent = fmt(r[c]); });
+      if (diverged(r)) tr.className = "diverged";
+      DATA.columns.forEach((c) => { const td = tr.insertCell(); td.textContent = fmt(r[c]); td.className = c; });
     });
-    $("count").textContent = runs.length + " of " + DATA.runs.length + " runs shown";
+    const nDiv = runs.filter(diverged).length;
+    $("count").textContent = runs.length + " of " + DATA.runs.length + " runs shown" +
+      (nDiv ? " (" + nDiv + " diverged, highlighted)" : "");
   }
 
   function svgEl(name, attrs, parent) {
@@ -128,10 +133,14 @@ JS = r"""
     const variants = [...new Set(pts.map((r) => r.attention))];
     variants.forEach((v, i) => {
       const rs = pts.filter((r) => r.attention === v);
-      const means = dks.map((d) => { const s = rs.filter((r) => r.d_k === d); return s.length ? [d, s.reduce((a, r) => a + r[m], 0) / s.length] : null; }).filter(Boolean);
+      const done = rs.filter((r) => !diverged(r));
+      const means = dks.map((d) => { const s = done.filter((r) => r.d_k === d); return s.length ? [d, s.reduce((a, r) => a + r[m], 0) / s.length] : null; }).filter(Boolean);
       svgEl("polyline", { points: means.map(([d, y]) => X(d) + "," + Y(y)).join(" "), fill: "none", stroke: colour(v), "stroke-width": 2 }, svg);
       rs.forEach((r) => {
-        const c = svgEl("circle", { cx: X(r.d_k), cy: Y(r[m]), r: 3.5, fill: colour(v), "fill-opacity": 0.55, class: "pt" }, svg);
+        const x = X(r.d_k), y = Y(r[m]);
+        const c = diverged(r)
+          ? svgEl("path", { d: "M" + (x - 4) + "," + (y - 4) + "l8,8m0,-8l-8,8", stroke: colour(v), "stroke-width": 2, class: "pt-diverged" }, svg)
+          : svgEl("circle", { cx: x, cy: y, r: 3.5, fill: colour(v), "fill-opacity": 0.55, class: "pt" }, svg);
         c.addEventListener("mousemove", (e) => showTip(e, r));
         c.addEventListener("mouseleave", () => { $("tip").style.display = "none"; });
       });
@@ -142,7 +151,8 @@ JS = r"""
 
   function showTip(e, r) {
     const tip = $("tip");
-    tip.textContent = r.run_id + " | " + r.attention + " d_k=" + r.d_k + " seed=" + r.seed + " | " + state.metric + " = " + fmt(r[state.metric]);
+    tip.textContent = r.run_id + " | " + r.attention + " d_k=" + r.d_k + " seed=" + r.seed + " | " + state.metric + " = " + fmt(r[state.metric]) +
+      (diverged(r) ? " | diverged at step " + fmt(r.diverged_at_step) : "");
     tip.style.left = (e.clientX + 12) + "px"; tip.style.top = (e.clientY + 12) + "px"; tip.style.display = "block";
   }
 

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import pandas as pd
 
-from . import load, style
+from . import load, status, style
 from .stats import bootstrap_slope_ci, fmt_ci
 from .style import Skip
 
 
 def sources(res: load.Results) -> list[tuple[str, pd.DataFrame]]:
-    """Panels shared by figures 1-4: init and end rows of the primary condition, and the probe."""
+    """Panels shared by figures 1-4: init and end rows of the primary condition, and the probe.
+
+    Init rows come from every run; end rows from the runs that did not diverge."""
     out = []
     if res.history is not None:
         cond = load.primary_condition(res.history)
@@ -22,8 +24,12 @@ def sources(res: load.Results) -> list[tuple[str, pd.DataFrame]]:
         n = ", ".join(f"{k:g}" for k in sorted(probe["n_keys"].unique())) if "n_keys" in probe else "?"
         out.append((f"probe at init — iid inputs, n_keys={n}", probe))
     if res.history is not None:
-        end = load.end_rows(hist)
-        out.append((f"end of training (step {int(end['step'].max())}) — {tag}", end))
+        trained = status.without_diverged(hist, res.summary)
+        n_div = hist["run_id"].nunique() - trained["run_id"].nunique()
+        if len(trained):
+            end = load.end_rows(trained)
+            out.append((f"end of training (step {int(end['step'].max())}) — {tag}"
+                        f"{status.left_out(n_div)}", end))
     if not out:
         raise Skip("no history.parquet and no probe.parquet")
     return out
@@ -116,7 +122,11 @@ def logit_growth(res):
     if res.history is None or "logit_std" not in res.history:
         raise Skip("no history.parquet with logit_std")
     cond = load.primary_condition(res.history)
-    hist = load.at_condition(res.history, cond)
+    everything = load.at_condition(res.history, cond)
+    hist = status.without_diverged(everything, res.summary)
+    if hist.empty:
+        raise Skip(f"every run of {cond[0]}, {cond[1]} diverged")
+    note = status.left_out(everything["run_id"].nunique() - hist["run_id"].nunique())
     end = _ordered(load.per_seed(load.end_rows(hist), "logit_std"))
     fig, axes = style.new_figure(1, 2, width=5.0, height=3.6)
     ax = axes[0][0]
@@ -127,7 +137,7 @@ def logit_growth(res):
     style.dk_axis(ax, end["d_k"])
     ax.set_yscale("log")
     ax.set_ylabel("logit std at end of training (logit units)")
-    ax.set_title(f"trained logit scale vs d_k (log-log slope, 95% CI) — {cond[0]}, {cond[1]}")
+    ax.set_title(f"trained logit scale vs d_k (log-log slope, 95% CI) — {cond[0]}, {cond[1]}{note}")
     ax.legend(frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize=7)
     ax = axes[0][1]
     d_max = hist["d_k"].max()
@@ -137,7 +147,7 @@ def logit_growth(res):
     ax.set_xlabel("training step")
     ax.set_ylabel("logit std (logit units)")
     ax.set_yscale("log")
-    ax.set_title(f"logit std over training at d_k = {int(d_max)}")
+    ax.set_title(f"logit std over training at d_k = {int(d_max)}{note}")
     style.legend(ax)
     return [("logit_growth", fig)]
 

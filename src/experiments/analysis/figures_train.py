@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from . import load, style
+from . import load, status, style
 from .style import Skip
 
 QUALITY_PANELS = [
@@ -23,6 +23,7 @@ def censored_steps(summary: pd.DataFrame) -> pd.Series:
 
 
 def quality(res):
+    """Seed means with intervals over the completed runs; diverged runs marked, per cell."""
     if res.summary is None:
         raise Skip("no summary.parquet")
     s = res.summary.assign(steps_to_threshold=censored_steps(res.summary))
@@ -32,15 +33,17 @@ def quality(res):
     s = s.sort_values("attention", key=lambda c: c.map(order), kind="stable")
     for r, cond in enumerate(conds):
         sub = load.at_condition(s, cond)
+        done = status.completed(sub)
         for c, (column, ylabel) in enumerate(QUALITY_PANELS):
             ax = axes[r][c]
-            style.mean_band(ax, load.per_seed(sub, column).sort_values(
+            style.mean_band(ax, load.per_seed(done, column).sort_values(
                 "attention", key=lambda a: a.map(order), kind="stable"), column)
+            style.mark_diverged(ax, status.counts(sub))
             style.dk_axis(ax, sub["d_k"])
             ax.set_ylabel(ylabel)
             ax.set_title(f"{cond[0]}, {cond[1]}")
             if r == 0 and c == len(QUALITY_PANELS) - 1:
-                style.legend(ax)
+                style.legend(ax, diverged=len(status.diverged(s)))
     return [("quality", fig)]
 
 
@@ -52,6 +55,7 @@ def learning_curves(res):
     if res.history is None:
         raise Skip("no history.parquet")
     out = []
+    broken = set(status.diverged(res.summary)["run_id"])
     for cond in load.conditions(res.history.drop_duplicates("run_id")):
         hist = load.at_condition(res.history, cond)
         variants = load.variant_order(hist["attention"].unique())
@@ -62,12 +66,21 @@ def learning_curves(res):
             for c, d in enumerate(d_ks):
                 ax = axes[r][c]
                 runs = hist[(hist["attention"] == v) & (hist["d_k"] == d)]
-                for _, run in runs.groupby("run_id"):
+                for rid, run in runs.groupby("run_id"):
                     run = run.sort_values("step")
                     ax.plot(run["step"], run["accuracy"], color=style.colour(v), lw=0.6, alpha=0.45)
-                if len(runs):
-                    mean = runs.groupby("step")["accuracy"].mean()
+                    if rid in broken:  # where it stopped: an x on its last finite accuracy
+                        last = run.dropna(subset=["accuracy"]).tail(1)
+                        ax.plot(last["step"], last["accuracy"], color=style.colour(v),
+                                **style.DIVERGED_MARK)
+                done = runs[~runs["run_id"].isin(broken)]
+                if len(done):
+                    mean = done.groupby("step")["accuracy"].mean()
                     ax.plot(mean.index, mean.to_numpy(), color=style.colour(v), lw=1.6)
+                n_div = runs.loc[runs["run_id"].isin(broken), "run_id"].nunique()
+                if n_div:
+                    ax.text(0.97, 0.05, f"{n_div} diverged", transform=ax.transAxes, ha="right",
+                            fontsize=7, color=style.colour(v))
                 ax.set_yticks([0, 0.5, 1])
                 ax.label_outer()  # tick labels on the outer panels only
                 if r == 0:
@@ -76,7 +89,8 @@ def learning_curves(res):
                     ax.set_ylabel(f"{style.label(v)}\nval. accuracy")
                 if r == len(variants) - 1:
                     ax.set_xlabel("training step")
-        fig.suptitle(f"Learning curves — {cond[0]}, {cond[1]} (thin: seeds, thick: mean)")
+        fig.suptitle(f"Learning curves — {cond[0]}, {cond[1]} (thin: seeds, thick: mean of the "
+                     "completed runs, ×: where a run diverged)")
         out.append((f"learning_curves_{slug(cond[0])}_{slug(cond[1])}", fig))
     return out
 

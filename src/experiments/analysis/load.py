@@ -7,6 +7,7 @@ the figures and sections that need it skip themselves with a note.
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,16 +28,53 @@ class Results:
     cost: pd.DataFrame | None
 
 
+# the table each file holds, the columns every reader relies on, the command that writes it
+TABLES = {
+    "summary": (("run_id", "attention", "d_k", "seed"), "experiments.collect"),
+    "history": (("run_id", "attention", "d_k", "seed", "step"), "experiments.collect"),
+    "probe": (("attention", "d_k"), "experiments.probe"),
+    "cost": (("impl", "mode", "n", "d_k"), "experiments.cost"),
+}
+
+
+class ResultsFileError(ValueError):
+    """A table of the results folder that cannot be read; the message names the file."""
+
+
 def _read(path: Path) -> pd.DataFrame | None:
-    if not path.is_file():
+    """The table in `path`; None if absent or empty; ResultsFileError if unreadable."""
+    if not path.exists():
         return None
-    df = pd.read_parquet(path)
-    return df if len(df) else None
+    columns, writer = TABLES[path.stem]
+    rebuild = f"rebuild it with {writer}"
+    if not path.is_file():
+        raise ResultsFileError(f"{path}: not a file; remove it or {rebuild}")
+    try:
+        df = pd.read_parquet(path)
+    except Exception as e:  # pyarrow reports a truncated or foreign file in several types
+        raise ResultsFileError(f"{path}: not a readable parquet file ({_reason(e)}); {rebuild}") from None
+    if not len(df):
+        return None
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise ResultsFileError(f"{path}: not a {path.stem} table (no column {', '.join(missing)}); "
+                               f"{rebuild}")
+    return df
+
+
+def _reason(e: Exception) -> str:
+    """pyarrow's complaint, without the path it repeats: 'Parquet magic bytes not found in footer'."""
+    text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    text = re.sub(r"^Could not open Parquet input source '.*?': ", "", text)
+    return text.split(". ")[0].rstrip(".")
 
 
 def load_results(root: str | os.PathLike) -> Results:
+    """Every table of the results folder (None where absent or empty).
+
+    Raises ResultsFileError naming the file when one cannot be read."""
     root = Path(root)
-    tables = {name: _read(root / f"{name}.parquet") for name in ("summary", "history", "probe", "cost")}
+    tables = {name: _read(root / f"{name}.parquet") for name in TABLES}
     summary, history = tables["summary"], tables["history"]
     if summary is not None and "status" in summary:
         # A failed run measured nothing; a diverged one did, and stays.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from . import load
+from . import load, status
 from .verdicts import BOOT, Section
 
 FIGURE_NEEDS = {  # figure stem -> the table it is drawn from (the link is written when that exists)
@@ -62,4 +62,20 @@ def render(res: load.Results, sections: list[Section]) -> str:
     missing = [f"`{t}.parquet`" for t in ("summary", "history", "probe", "cost") if getattr(res, t) is None]
     if missing:
         head.append("Missing from this results folder: " + ", ".join(missing) + ".")
+    head += runs_md(res)
     return "\n\n".join(head + [section_md(res, s) for s in sections]) + "\n"
+
+
+def runs_md(res: load.Results) -> list[str]:
+    """How many runs there are by status, and every diverged run with its step."""
+    if res.summary is None or "status" not in res.summary:
+        return []
+    counts = res.summary["status"].value_counts()
+    line = (f"**Runs.** {len(res.summary)} in `summary.parquet`: "
+            + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) + ".")
+    broken = status.table(res.summary)
+    if broken.empty:
+        return [line]
+    return [line + " A diverged run (non-finite loss or gradient) is left out of every mean, interval "
+            "and verdict after initialisation and counted in the tables instead; figures mark it with ×.",
+            f"*Diverged runs ({len(broken)})*", md_table(broken)]

@@ -83,12 +83,34 @@ def theory_lines(ax, d_ks, variants) -> None:
             ax.plot(xs, ys, ls="--", lw=1, color=colour(v), alpha=0.8)
 
 
-def legend(ax, theory: bool = False, outside: bool = True) -> None:
-    """Legend naming the variants; outside the axes (right) so it never hides data."""
+DIVERGED_MARK = dict(marker="x", ms=6, mew=1.6, ls="none")  # a diverged run, in its variant's colour
+
+
+def mark_diverged(ax, counts: dict[tuple[str, int], int]) -> None:
+    """An x per (variant, d_k) cell with diverged runs, at the foot of the panel, with their
+    number beside it: those runs are left out of the line above, not drawn as zeros."""
+    if not counts:
+        return
+    lo, hi = ax.get_ylim()
+    ax.set_ylim(lo - 0.12 * (hi - lo), hi)  # room at the foot, below every data point
+    foot = ax.get_xaxis_transform()  # x in data units, y in axes units
+    for (variant, d_k), n in sorted(counts.items()):
+        ax.plot([d_k], [0.04], transform=foot, color=colour(variant), clip_on=False, **DIVERGED_MARK)
+        ax.annotate(str(n), (d_k, 0.04), xycoords=foot, xytext=(4, 2), textcoords="offset points",
+                    fontsize=7, color=colour(variant))
+
+
+def legend(ax, theory: bool = False, outside: bool = True, diverged: int = 0) -> None:
+    """Legend naming the variants; outside the axes (right) so it never hides data.
+    `diverged`: number of diverged runs marked in the figure (mark_diverged)."""
     handles, labels = ax.get_legend_handles_labels()
     if theory:
         handles.append(plt.Line2D([], [], ls="--", color="k", lw=1))
         labels.append("theory at init: d_k c²")
+    if diverged:
+        handles.append(plt.Line2D([], [], color="k", **DIVERGED_MARK))
+        labels.append(f"diverged: {diverged} run{'s' if diverged != 1 else ''}, left out of\n"
+                      "the means (× at the foot: count)")
     if not handles:
         return
     if outside:

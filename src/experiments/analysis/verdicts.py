@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from . import load
+from . import load, status
 from .stats import LEVEL, N_BOOT, above, below, bootstrap_slope_ci, fmt_ci, within
 
 HOLDS, FAILS, UNSURE = "holds", "does not hold", "inconclusive"
@@ -72,8 +72,10 @@ def describe_runs(summary: pd.DataFrame | None, cond) -> str:
     s = load.at_condition(summary, cond)
     seeds = sorted(int(x) for x in s["seed"].unique())
     steps = ", ".join(str(int(x)) for x in sorted(s["steps"].dropna().unique())) if "steps" in s else "?"
+    n_div = len(status.diverged(s))
+    runs = f"{len(s)} runs" + (f", of which {n_div} diverged (left out after init)" if n_div else "")
     parts = [f"task `{cond[0]}`", f"optimizer `{cond[1]}`", f"{steps} steps",
-             f"{len(seeds)} seeds ({', '.join(map(str, seeds))})", f"{len(s)} runs"]
+             f"{len(seeds)} seeds ({', '.join(map(str, seeds))})", runs]
     if "experiment" in s:
         parts.append("experiment " + ", ".join(f"`{e}`" for e in sorted(s["experiment"].astype(str).unique())))
     # what shapes the numbers; logger.* and the variants' own knobs do not belong here
@@ -100,10 +102,12 @@ def init_source(res: load.Results):
 
 
 def end_source(res: load.Results):
+    """End-of-training rows of the primary condition, diverged runs left out."""
     if res.history is None:
         return None, None
     cond = load.primary_condition(res.history)
-    return load.end_rows(load.at_condition(res.history, cond)), cond
+    trained = status.without_diverged(load.at_condition(res.history, cond), res.summary)
+    return load.end_rows(trained), cond
 
 
 def variance(res: load.Results) -> Section:
@@ -220,7 +224,7 @@ def extra(res: load.Results) -> Section:
     init = load.init_rows(hist)
     s_end, s_init = slopes(end, "logit_std"), slopes(init, "logit_std")
     d_max = end["d_k"].max()
-    summ = load.at_condition(res.summary, cond) if res.summary is not None else None
+    summ = load.at_condition(status.completed(res.summary), cond) if res.summary is not None else None
     auc = (lambda v: _mean_at(summ, "accuracy_auc", v, d_max)) if summ is not None else (lambda v: math.nan)
     rows = [{"variant": v, "logit std slope at init": fmt_ci(s_init.get(v, (math.nan,) * 3)),
              "logit std slope at end": fmt_ci(ci),

@@ -6,7 +6,7 @@ import math
 
 import pandas as pd
 
-from . import load, verdicts
+from . import load, status, verdicts
 from .figures_train import censored_steps, cost_pairs
 from .stats import above, bootstrap_diff_ci, fmt_ci, within
 from .verdicts import BOOT, FAILS, HOLDS, UNSURE, Section, combine, describe_runs, no_data
@@ -31,9 +31,12 @@ def _mean(xs: list[float]) -> str:
     return f"{sum(xs) / len(xs):.3f}" if xs else "n/a"
 
 
-def _quality_cell(s: pd.DataFrame):
-    """Rows per d_k and the two three-way tests of one (task, optimizer)."""
-    d_ks = sorted(set(s.loc[s["attention"] == "additive", "d_k"]) & set(s.loc[s["attention"] == "unscaled", "d_k"]))
+def _quality_cell(every: pd.DataFrame):
+    """Rows per d_k and the two three-way tests of one (task, optimizer), on the
+    completed runs; the diverged ones are counted in their own column."""
+    s, broken = status.completed(every), status.counts(every)
+    d_ks = sorted(set(every.loc[every["attention"] == "additive", "d_k"])
+                  & set(every.loc[every["attention"] == "unscaled", "d_k"]))
     rows, diffs = [], {}
     for d in d_ks:
         add, uns = _runs(s, "additive", d, "accuracy_auc"), _runs(s, "unscaled", d, "accuracy_auc")
@@ -47,7 +50,9 @@ def _quality_cell(s: pd.DataFrame):
                                                 f"{_mean(_runs(s, 'unscaled', d, 'test_accuracy'))}",
                      "steps to threshold add / unscaled (reached)":
                          f"{_mean(sa)} ({reached('additive')}) / {_mean(su)} ({reached('unscaled')})",
-                     "Δ steps add − unscaled": fmt_ci(bootstrap_diff_ci(sa, su), 0)})
+                     "Δ steps add − unscaled": fmt_ci(bootstrap_diff_ci(sa, su), 0),
+                     "diverged add / unscaled / scaled": " / ".join(
+                         str(broken.get((v, int(d)), 0)) for v in ("additive", "unscaled", "scaled"))})
     if not d_ks:
         return rows, "unclear", "unclear", None, None
     big, small = diffs[d_ks[-1]], diffs[d_ks[0]]
@@ -62,7 +67,8 @@ def quality(res: load.Results) -> Section:
     title, claim = "4. Quality", ("For small d_k additive and dot-product perform alike; for large d_k "
                                   "additive beats unscaled dot-product.")
     rule = (f"Per task and optimizer, on accuracy AUC (mean validation accuracy over training: sharper than "
-            f"final accuracy), Δ = additive − unscaled, {BOOT}. A condition holds if at the largest d_k the "
+            f"final accuracy) of the runs that completed (diverged runs are counted, not averaged), "
+            f"Δ = additive − unscaled, {BOOT}. A condition holds if at the largest d_k the "
             f"CI of Δ lies above 0 (additive beats unscaled) and at the smallest d_k it lies within "
             f"±{MARGIN_AUC} (alike); it does not hold if at the largest d_k the CI lies below +{MARGIN_AUC} "
             f"(no meaningful win) or at the smallest d_k wholly outside ±{MARGIN_AUC}. Overall: holds if "
@@ -76,8 +82,10 @@ def quality(res: load.Results) -> Section:
         cell = combine([beats, alike])
         cells.append(cell)
         rows += [{"task": cond[0], "optimizer": cond[1], **r} for r in cell_rows]
+        n_div = len(status.diverged(load.at_condition(s, cond)))
         notes.append(f"{cond[0]}/{cond[1]}: {cell} (additive beats unscaled at d_k={d_hi}: {beats}; "
-                     f"alike at d_k={d_lo}: {alike})")
+                     f"alike at d_k={d_lo}: {alike}"
+                     + (f"; {n_div} diverged runs left out" if n_div else "") + ")")
     verdict = HOLDS if cells and all(c == HOLDS for c in cells) else (
         FAILS if cells and all(c == FAILS for c in cells) else UNSURE)
     conds = "; ".join(describe_runs(res.summary, c) for c in load.conditions(s))

@@ -1,0 +1,29 @@
+"""`python -m experiments.bench_compile <train overrides>`: compile one
+training configuration in this fresh process and print its compile times as
+one JSON line (the cold/cached comparison of `experiments.bench`). The
+persistent cache is wherever JAX_COMPILATION_CACHE_DIR points."""
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+from hydra import compose, initialize_config_dir
+
+from experiments import config  # registers the schemas
+from experiments import loop, runtime
+from experiments.cli import CONF_DIR
+
+
+def main() -> None:
+    start = time.perf_counter()
+    with initialize_config_dir(config_dir=CONF_DIR, version_base="1.3"):
+        cfg = compose("train", overrides=sys.argv[1:])
+    runtime.configure_cache(True, runtime.default_cache_dir())
+    group = loop.prepare(cfg, [cfg.seed])
+    print(json.dumps({"compile_s": group.compile_time_s, "xla_compile_s": group.xla_compile_time_s,
+                      "process_s": time.perf_counter() - start}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,147 @@
+"""The measurements of `experiments.bench`, one function per figure.
+
+Timings are the best of several calls after a warm-up (the least disturbed
+by other processes), each call blocked until its result is ready.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from omegaconf import DictConfig, OmegaConf
+
+from experiments import loop
+from experiments import step as steplib
+from experiments.tasks import TASKS, train_batch
+
+
+def best_time(call: Callable[[], object], min_time_s: float, min_reps: int = 3) -> float:
+    """Seconds per call: the best of at least `min_reps` calls and `min_time_s` in all."""
+    jax.block_until_ready(call())  # warm-up
+    best, spent, reps = float("inf"), 0.0, 0
+    while reps < min_reps or spent < min_time_s:
+        start = time.perf_counter()
+        jax.block_until_ready(call())
+        elapsed = time.perf_counter() - start
+        best, spent, reps = min(best, elapsed), spent + elapsed, reps + 1
+    return best
+
+
+def _flops(compiled) -> float | None:
+    analysis = compiled.cost_analysis()
+    if isinstance(analysis, list):  # older JAX: one dict per device
+        analysis = analysis[0] if analysis else {}
+    return (analysis or {}).get("flops")
+
+
+def bare_step(cfg: DictConfig, seed: int = 0):
+    """The model's train step stripped to what any JAX user would write: loss,
+    grad, optimizer update, one fixed batch, no measurements, no data stream.
+    Returns (compiled step, params, opt_state, batch)."""
+    task_cfg = loop._task_object(OmegaConf.to_container(cfg.task, resolve=True))
+    spec = loop.model_spec(cfg, task_cfg)
+    tx = steplib.make_optimizer(cfg.optimizer, cfg.train)
+    batch = train_batch(TASKS[cfg.task.name], task_cfg, seed, 0, cfg.train.batch_size)
+    n_queries = int(np.asarray(batch["loss_mask"]).sum(-1).max())
+    params = loop.init_model(spec, jax.random.PRNGKey(seed))
+
+    def step(params, opt_state, batch):
+        (loss, _), grads = jax.value_and_grad(steplib.loss_fn, has_aux=True)(
+            params, spec, batch, n_queries)
+        updates, opt_state = tx.update(grads, opt_state, params)
+        return jax.tree_util.tree_map(jnp.add, params, updates), opt_state, loss
+
+    opt_state = tx.init(params)
+    compiled = jax.jit(step, donate_argnums=(0, 1)).lower(params, opt_state, batch).compile()
+    return compiled, params, opt_state, batch
+
+
+def step_times(cfg: DictConfig, min_time_s: float) -> dict:
+    """Seconds per train step: the harness's chunk (lax.scan over eval_every
+    steps, batches drawn in the graph, measurements) against the bare step
+    called from a Python loop. Same model, batch size and optimizer."""
+    group = loop.prepare(cfg, [cfg.seed])
+    length = max(group.chunks)
+    chunk = group.chunks[length]
+    box = {"state": group.state}
+
+    def harness_call():
+        box["state"], measured, _ = chunk(box["state"])
+        return measured
+
+    harness = best_time(harness_call, min_time_s) / length
+
+    compiled, params, opt_state, batch = bare_step(cfg)
+    bare_box = {"params": params, "opt_state": opt_state}
+
+    def bare_call():
+        bare_box["params"], bare_box["opt_state"], loss = compiled(
+            bare_box["params"], bare_box["opt_state"], batch)
+        return loss
+
+    # as many calls as one harness chunk, so both time the same work
+    bare = best_time(lambda: [bare_call() for _ in range(length)][-1], min_time_s) / length
+    return {"harness_step_s": harness, "bare_step_s": bare, "step_flops": _flops(compiled)}
+
+
+def seed_group_times(cfg: DictConfig, n_seeds: int) -> dict:
+    """Training time (compile excluded) of n_seeds seeds vmapped against the
+    same seeds one after another; each compiled and warmed up first."""
+    seeds = list(range(cfg.seed, cfg.seed + n_seeds))
+    loop.train_seeds(cfg, seeds[:1])  # compile both programs before timing
+    loop.train_seeds(cfg, seeds)
+    sequential = sum(loop.train_seeds(cfg, [s])[0].train_time_s for s in seeds)
+    vmapped = loop.train_seeds(cfg, seeds)[0].train_time_s
+    return {"sequential_train_s": sequential, "vmapped_train_s": vmapped,
+            "vmap_seed_speedup": sequential / vmapped}
+
+
+def matmul_peak_flops(sizes: list[int], min_time_s: float) -> dict:
+    """This machine's float32 matmul throughput: the best over square sizes."""
+    best = {"matmul_peak_gflops": 0.0, "matmul_peak_size": None}
+    for n in sizes:
+        a = jax.random.normal(jax.random.PRNGKey(0), (n, n), jnp.float32)
+        b = jax.random.normal(jax.random.PRNGKey(1), (n, n), jnp.float32)
+        f = jax.jit(jnp.matmul).lower(a, b).compile()
+        gflops = 2 * n ** 3 / best_time(lambda: f(a, b), min_time_s) / 1e9
+        if gflops > best["matmul_peak_gflops"]:
+            best = {"matmul_peak_gflops": gflops, "matmul_peak_size": n}
+    return best
+
+
+def compile_probe(cache_dir: str, overrides: list[str]) -> dict:
+    """Compile one training configuration in a fresh process (the persistent
+    cache at `cache_dir`); returns its compile times."""
+    env = {**os.environ, "JAX_COMPILATION_CACHE_DIR": cache_dir}
+    proc = subprocess.run([sys.executable, "-m", "experiments.bench_compile", *overrides],
+                          env=env, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"compile probe failed: {proc.stderr.strip()[-500:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def sweep_wall(command: list[str], env: dict) -> dict:
+    """Wall time and peak resident memory of a command (a whole sweep).
+
+    The peak comes from the kernel (wait4's ru_maxrss): the high-water mark
+    of the largest process of the command, its reaped children included.
+    """
+    with tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+        if proc.returncode != 0:
+            err.seek(0)
+            tail = err.read().decode(errors="replace").strip()[-500:]
+            raise RuntimeError(f"{' '.join(command[:4])} ... failed: {tail}")
+    return {"wall_s": wall, "peak_rss_gb": usage.ru_maxrss * 1024 / 1e9}  # ru_maxrss: KiB

@@ -1,0 +1,41 @@
+"""Where the seeds of a group live: the seed axis spread over devices.
+
+On a CPU, one small model's train step keeps about one core busy, however
+many seeds are vmapped into it. JAX can present the cores as several CPU
+devices (runtime.configure sets jax_num_cpu_devices); sharding the seed axis
+over them runs the seeds side by side, one program per core. On one GPU
+there is one device and nothing changes.
+
+A group of S seeds on k devices needs S divisible by k: the seed list is
+padded by repeating its last seed (lanes that compute a copy and are never
+read), e.g. 3 seeds on 2 devices run as 4 lanes, 2 per device.
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+
+def n_devices_for(n_seeds: int) -> int:
+    """How many of this process's devices the seed axis is spread over."""
+    return max(1, min(n_seeds, jax.local_device_count()))
+
+
+def lanes(seeds: list[int], n_devices: int) -> list[int]:
+    """`seeds`, padded with its last seed up to a multiple of n_devices."""
+    n = math.ceil(len(seeds) / n_devices) * n_devices
+    return list(seeds) + [seeds[-1]] * (n - len(seeds))
+
+
+def placer(n_devices: int) -> Callable:
+    """A function that puts a pytree with a leading lane axis on the devices
+    (split along that axis), or leaves it where it is for one device."""
+    if n_devices == 1:
+        return lambda tree: tree
+    mesh = Mesh(np.array(jax.local_devices()[:n_devices]), ("seed",))
+    sharding = NamedSharding(mesh, PartitionSpec("seed"))
+    return lambda tree: jax.device_put(tree, sharding)

@@ -1,0 +1,77 @@
+"""The speed benchmark end to end on a tiny configuration: every contract key
+of bench.json is measured (none invented), and the table names each target."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+
+import pytest
+from omegaconf import OmegaConf
+
+from experiments import bench
+from experiments.bench_measure import best_time
+
+TINY_TRAIN = ["experiment=claim_quick", "attention=scaled", "train.steps=20",
+              "train.eval_every=10", "train.n_val=32", "train.n_test=32", "train.batch_size=8"]
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    results = tmp_path_factory.mktemp("bench")
+    cfg = OmegaConf.structured(bench.BenchConfig(
+        results_dir=str(results), train=TINY_TRAIN, d_k=8, n_seeds=2, peak_d_k=8,  # one model: compiled once
+        matmul_sizes=[64, 128], min_time_s=0.01, claim_quick=True, claim_quick_warm=False))
+    bench.validate(cfg)
+    return bench.run(cfg), results
+
+
+def test_bench_json_has_every_contract_key(report):
+    figures, results = report
+    written = json.loads((results / "bench.json").read_text())
+    for key in bench.TARGETS:
+        assert key in written and written[key] == pytest.approx(figures[key])
+        assert isinstance(written[key], float) and math.isfinite(written[key]) and written[key] > 0
+    assert written["machine"]["cores"] >= 1
+
+
+def test_figures_are_consistent(report):
+    f, _ = report
+    assert f["harness_vs_bare_ratio"] == pytest.approx(f["bare_step_s"] / f["harness_step_s"])
+    assert f["vmap_seed_speedup"] == pytest.approx(f["sequential_train_s"] / f["vmapped_train_s"])
+    assert f["compile_cached_over_cold"] == pytest.approx(f["compile_cached_s"] / f["compile_cold_s"])
+    # the cache must actually be used: a cached XLA compile is far faster
+    assert f["xla_compile_cached_s"] < 0.5 * f["xla_compile_cold_s"]
+    assert f["fraction_of_matmul_peak"] == pytest.approx(
+        f["train_step_gflops"] / f["matmul_peak_gflops"])
+    assert 0.05 < f["peak_rss_gb"] < 8  # a JAX process: hundreds of MB
+
+
+def test_table_names_every_target():
+    figures = {key: target for key, (_, target, _) in bench.TARGETS.items()}
+    figures["claim_quick_wall_s"] = None
+    text = bench.table(figures)
+    assert text.count(" yes") == len(bench.TARGETS) - 1 and "not run" in text
+
+
+def test_best_time_keeps_the_fastest_call():
+    pauses = iter([0.08, 0.06, 0.01, 0.04])  # the first call is the warm-up
+
+    def call():
+        time.sleep(next(pauses))
+
+    assert 0.01 <= best_time(call, min_time_s=0.0, min_reps=3) < 0.04
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("n_seeds", 0, "n_seeds: must be >= 1"),
+    ("matmul_sizes", [], "matmul_sizes: must be a non-empty list"),
+    ("min_time_s", 0.0, "min_time_s: must be > 0"),
+    ("train", ["attention=nope"], "train: attention: unknown option 'nope'"),
+])
+def test_validate(key, value, message):
+    cfg = OmegaConf.structured(bench.BenchConfig())
+    cfg[key] = value
+    with pytest.raises(ValueError, match=message):
+        bench.validate(cfg)

@@ -1,0 +1,219 @@
+"""Interrupted sweeps: a real sweep is stopped by SIGINT, SIGTERM or SIGKILL once
+a run has finished; the folder left behind is consistent, and re-running the
+same command finishes only what is missing (the W&B offline mirror included)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from experiments import interrupt
+from experiments.collect import collect
+from test_wandb_mirror import read_offline_run
+
+SWEEP = ["-m", "attention=scaled,unscaled", "d_k=8", "seed=0,1", "train.steps=40",
+         "train.eval_every=10", "train.n_val=32", "train.n_test=64", "train.batch_size=8",
+         "logger=wandb", "logger.mode=offline", "progress=false"]
+N_RUNS = 4
+RUN_FILES = ["config.yaml", "history.parquet", "summary.json"]
+RESUME = re.compile(r"^interrupted \((SIGINT|SIGTERM)\)( in job [1-4] of 4)?; re-run the same "
+                    r"command to resume \(finished runs are skipped\)$")
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    # one compilation cache for every launch of the module; a cheaper compile
+    cache = tmp_path_factory.mktemp("jax_cache")
+    return {**os.environ, "WANDB_SILENT": "true", "XLA_FLAGS": "--xla_backend_optimization_level=0",
+            "ATTN_TEST_CACHE": str(cache)}
+
+
+def _command(results: Path, env: dict) -> list[str]:
+    return [sys.executable, "-m", "experiments.train", *SWEEP, f"results_dir={results}",
+            f"runtime.compile_cache_dir={env['ATTN_TEST_CACHE']}"]
+
+
+def _summaries(results: Path) -> dict[str, dict]:
+    out = {}
+    for path in (results / "runs").glob("*/summary.json"):
+        out[path.parent.name] = json.loads(path.read_text())  # every one parses
+    return out
+
+
+def _finished(results: Path) -> dict[str, int]:
+    """{run_id: summary mtime} of the runs whose summary says completed."""
+    return {rid: (results / "runs" / rid / "summary.json").stat().st_mtime_ns
+            for rid, s in _summaries(results).items() if s["status"] == "completed"}
+
+
+def _launch_and_stop(tmp_path: Path, env: dict, sig: signal.Signals):
+    results = tmp_path / "results"
+    log = tmp_path / "first.err"
+    with open(log, "w") as err:
+        proc = subprocess.Popen(_command(results, env), cwd=tmp_path, env=env,
+                                stdout=subprocess.DEVNULL, stderr=err)
+        deadline = time.monotonic() + 120
+        while not (results / "runs").is_dir() or not _finished(results):
+            assert proc.poll() is None, log.read_text()[-3000:]
+            assert time.monotonic() < deadline, "no run finished in 120 s"
+            time.sleep(0.05)
+        proc.send_signal(sig)
+        code = proc.wait(timeout=60)
+    return results, code, log.read_text()
+
+
+def _check_consistent(results: Path, sig: signal.Signals) -> None:
+    """Only complete files, each readable; collect reads the folder."""
+    summaries = _summaries(results)
+    for folder in (results / "runs").iterdir():
+        visible = sorted(p.name for p in folder.iterdir() if not p.name.startswith("."))
+        assert set(visible) <= set(RUN_FILES) and "config.yaml" in visible, (folder, visible)
+        hidden = [p.name for p in folder.iterdir() if p.name.startswith(".")]
+        if sig != signal.SIGKILL:  # a clean stop removes its temporary files
+            assert not hidden, hidden
+    for s in summaries.values():
+        assert s["status"] in ("completed", "failed"), s
+        if s["status"] == "failed":  # the run being trained when the signal came
+            assert s["error"] == f"Interrupted: stopped by {sig.name}"
+    table, _ = collect(results)
+    assert sorted(table["run_id"]) == sorted(summaries)
+
+
+def _check_wandb_closed(results: Path) -> None:
+    """Every W&B offline run was finished: exit 0 if completed, 1 if interrupted."""
+    for rid, s in _summaries(results).items():
+        got = read_offline_run(results, rid)
+        assert got["exit_code"] == (0 if s["status"] == "completed" else 1), rid
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL],
+                         ids=lambda s: s.name)
+def test_stopped_sweep_resumes(tmp_path, env, sig):
+    results, code, err = _launch_and_stop(tmp_path, env, sig)
+    before = _finished(results)
+    assert 1 <= len(before) < N_RUNS
+    _check_consistent(results, sig)
+    if sig == signal.SIGKILL:
+        assert code == -signal.SIGKILL
+    else:
+        assert code == 128 + sig, err[-3000:]
+        lines = err.strip().splitlines()
+        assert RESUME.match(lines[-1]), err[-3000:]
+        assert sum("interrupted" in line for line in lines) == 1
+        assert "Traceback" not in err and "ERROR" not in err and "warning" not in err, err[-3000:]
+        _check_wandb_closed(results)
+
+    again = subprocess.run(_command(results, env), cwd=tmp_path, env=env, capture_output=True,
+                           text=True, timeout=300)
+    assert again.returncode == 0, again.stderr[-3000:]
+    summaries = _summaries(results)
+    assert len(summaries) == N_RUNS and {s["status"] for s in summaries.values()} == {"completed"}
+    assert len({(s["attention"], s["seed"]) for s in summaries.values()}) == N_RUNS
+    skipped = set(re.findall(r"^skip (\S+): already completed$", again.stderr, re.M))
+    assert skipped == set(before)  # finished before the stop: skipped, files untouched
+    assert {rid: _finished(results)[rid] for rid in before} == before
+    for rid in summaries:  # one W&B offline record per run, the finished one
+        assert len(list(results.glob(f"wandb/offline-run-????????_??????-{rid}"))) == 1, rid
+        if sig == signal.SIGKILL and rid in before:
+            # killed between its summary.json and closing its W&B run, a finished run keeps an
+            # unclosed offline record (train.py writes summary.json before mirror.finish)
+            continue
+        got = read_offline_run(results, rid)
+        assert got["exit_code"] == 0 and sorted(got["history"]) == [0, 10, 20, 30, 40]
+    table, history = collect(results)
+    assert len(table) == N_RUNS and set(table["status"]) == {"completed"}
+    assert len(history) == N_RUNS * 5
+
+
+# --- the guard in-process ----------------------------------------------------------
+
+
+def test_signal_during_training_records_the_run_failed(tmp_path, monkeypatch, capsys):
+    """The run being trained gets a failed summary (re-run next time) and a closed W&B run."""
+    from hydra import compose, initialize_config_dir
+
+    from experiments import config, train
+    from experiments.cli import CONF_DIR
+
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    monkeypatch.chdir(tmp_path)
+    results = tmp_path / "results"
+    with initialize_config_dir(config_dir=CONF_DIR, version_base="1.3"):
+        cfg = compose("train", overrides=[
+            "d_k=8", "train.steps=1000000", "train.eval_every=20", "train.n_val=16",
+            "train.n_test=16", "train.batch_size=4", "logger.mode=offline", "progress=false",
+            "runtime.compile_cache=false", f"results_dir={results}"])
+    config.validate(cfg)
+
+    training = threading.Event()  # set at the first evaluation row
+    train_seeds = train.train_seeds
+
+    def watched(*args, on_eval, **kwargs):
+        def seen(*row):
+            training.set()
+            on_eval(*row)
+        return train_seeds(*args, on_eval=seen, **kwargs)
+
+    monkeypatch.setattr(train, "train_seeds", watched)
+
+    def stop_when_training():
+        assert training.wait(timeout=120)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    killer = threading.Thread(target=stop_when_training, daemon=True)
+    killer.start()
+    with pytest.raises(SystemExit) as stop:
+        with interrupt.guard("train"):
+            train.run(cfg)
+    killer.join()
+    assert stop.value.code == 143
+    assert RESUME.match(capsys.readouterr().err.strip().splitlines()[-1])
+    (folder,) = (results / "runs").iterdir()
+    summary = json.loads((folder / "summary.json").read_text())
+    assert summary["status"] == "failed" and summary["error"] == "Interrupted: stopped by SIGTERM"
+    assert sorted(p.name for p in folder.iterdir()) == RUN_FILES
+    assert read_offline_run(results, folder.name)["exit_code"] == 1
+
+
+def test_guard_turns_sigterm_into_exit_143(capsys):
+    handlers = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    with pytest.raises(SystemExit) as stop:
+        with interrupt.guard("train"):
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)  # the handler raises at the next bytecode
+    assert stop.value.code == 143
+    assert RESUME.match(capsys.readouterr().err.strip())
+    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == handlers
+
+
+def test_deferred_holds_one_signal_until_the_block_ends():
+    done = []
+    with pytest.raises(SystemExit) as stop:
+        with interrupt.guard("collect"):
+            with interrupt.deferred():
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(0.2)
+                done.append("block finished")
+            done.append("not reached")
+    assert done == ["block finished"] and stop.value.code == 130
+
+
+def test_second_signal_is_not_deferred():
+    with pytest.raises(SystemExit):
+        with interrupt.guard("collect"):
+            with interrupt.deferred():
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(0.2)
+                with pytest.raises(KeyboardInterrupt):
+                    os.kill(os.getpid(), signal.SIGINT)
+                    time.sleep(5)
+    assert interrupt._pending is None
