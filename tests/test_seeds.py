@@ -34,11 +34,11 @@ def _history(results_dir, rid) -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def group_and_alone(tmp_path_factory):
-    """Seeds 3, 4, 5 trained as one group, and each trained alone."""
+    """Seeds 3-6 trained as one group (spread over the two devices), and each alone."""
     grouped = tmp_path_factory.mktemp("grouped")
     alone = tmp_path_factory.mktemp("alone")
-    group = train.run(compose_train("seed=3", "train.n_seeds=3", f"results_dir={grouped}"))
-    singles = [train.run(compose_train(f"seed={s}", f"results_dir={alone}"))[0] for s in (3, 4, 5)]
+    group = train.run(compose_train("seed=3", "train.n_seeds=4", f"results_dir={grouped}"))
+    singles = [train.run(compose_train(f"seed={s}", f"results_dir={alone}"))[0] for s in (3, 4, 5, 6)]
     return {"grouped": grouped, "alone": alone, "group": group, "singles": singles}
 
 
@@ -46,7 +46,8 @@ def test_seeds_are_spread_over_devices():
     from experiments import seed_axis
 
     assert jax.local_device_count() == 2  # tests/conftest.py
-    assert seed_axis.n_devices_for(3) == 2 and seed_axis.lanes([3, 4, 5], 2) == [3, 4, 5, 5]
+    assert seed_axis.n_devices_for(4) == 2 and seed_axis.n_devices_for(3) == 1
+    assert seed_axis.lanes([3, 4, 5], 2) == [3, 4, 5, 5]
     assert seed_axis.n_devices_for(1) == 1 and seed_axis.lanes([7], 1) == [7]
     tree = seed_axis.placer(2)({"x": jax.numpy.zeros((4, 3))})
     assert len(tree["x"].sharding.device_set) == 2
@@ -54,12 +55,12 @@ def test_seeds_are_spread_over_devices():
 
 def test_each_seed_is_its_own_run(group_and_alone):
     group, singles = group_and_alone["group"], group_and_alone["singles"]
-    assert [s["seed"] for s in group] == [3, 4, 5]
+    assert [s["seed"] for s in group] == [3, 4, 5, 6]
     # the run id of a seed does not depend on how it was scheduled
     assert [s["run_id"] for s in group] == [s["run_id"] for s in singles]
     folders = sorted(p.name for p in (group_and_alone["grouped"] / "runs").iterdir())
     assert folders == sorted(s["run_id"] for s in group)
-    assert {s["n_seeds_vmapped"] for s in group} == {3}
+    assert {s["n_seeds_vmapped"] for s in group} == {4}
     assert {s["n_seeds_vmapped"] for s in singles} == {1}
 
 
@@ -73,23 +74,23 @@ def test_group_numbers_equal_seeds_alone(group_and_alone):
         assert list(hg.columns) == list(ha.columns) and len(hg) == len(ha) == 4
         numeric = hg.select_dtypes("number").columns
         np.testing.assert_allclose(hg[numeric].to_numpy(), ha[numeric].to_numpy(), **TOL)
-    # the seeds really differ: a group is not one seed copied three times
+    # the seeds really differ: a group is not one seed copied four times
     accs = [s["accuracy_auc"] for s in group_and_alone["group"]]
     losses = [_history(group_and_alone["grouped"], s["run_id"])["loss"].iloc[-1]
               for s in group_and_alone["group"]]
-    assert len(set(losses)) == 3, (accs, losses)
+    assert len(set(losses)) == 4, (accs, losses)
 
 
 def test_relaunch_trains_only_missing_seeds(group_and_alone, tmp_path, capsys):
     results_dir = group_and_alone["alone"]
     done = {p.name: (p / "summary.json").stat().st_mtime_ns for p in (results_dir / "runs").iterdir()}
-    group = train.run(compose_train("seed=3", "train.n_seeds=4", f"results_dir={results_dir}"))
+    group = train.run(compose_train("seed=3", "train.n_seeds=5", f"results_dir={results_dir}"))
     err = capsys.readouterr().err
-    assert [s["seed"] for s in group] == [3, 4, 5, 6]
-    assert sum(f"skip {rid}: already completed" in err for rid in done) == 3
+    assert [s["seed"] for s in group] == [3, 4, 5, 6, 7]
+    assert sum(f"skip {rid}: already completed" in err for rid in done) == 4
     assert {p.name: (p / "summary.json").stat().st_mtime_ns
             for p in (results_dir / "runs").iterdir() if p.name in done} == done
-    assert json.loads((results.run_dir(results_dir, group[3]["run_id"]) / "summary.json")
+    assert json.loads((results.run_dir(results_dir, group[4]["run_id"]) / "summary.json")
                       .read_text())["status"] == "completed"
 
 

@@ -160,7 +160,8 @@ def table(figures: dict) -> str:
 
 
 def run(cfg: DictConfig) -> dict:
-    runtime.configure_cache(True, runtime.default_cache_dir())  # as a training job has it
+    # this process as a training job sets itself up: devices, threads, cache
+    runtime.configure(_train_cfg(cfg, []).runtime)
     scratch = Path(tempfile.mkdtemp(prefix="attn-bench-"))
     try:
         figures = measure_all(cfg, scratch)

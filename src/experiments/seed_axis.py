@@ -6,9 +6,10 @@ devices (runtime.configure sets jax_num_cpu_devices); sharding the seed axis
 over them runs the seeds side by side, one program per core. On one GPU
 there is one device and nothing changes.
 
-A group of S seeds on k devices needs S divisible by k: the seed list is
-padded by repeating its last seed (lanes that compute a copy and are never
-read), e.g. 3 seeds on 2 devices run as 4 lanes, 2 per device.
+A group of S seeds on k devices needs S divisible by k, so k is the largest
+device count that divides S (4 seeds on 2 cores: 2 per device; 3 seeds: one
+device). `lanes` can pad a seed list (repeating its last seed: lanes that
+compute a copy and are never read) for callers that choose k otherwise.
 """
 from __future__ import annotations
 
@@ -21,8 +22,13 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 
 def n_devices_for(n_seeds: int) -> int:
-    """How many of this process's devices the seed axis is spread over."""
-    return max(1, min(n_seeds, jax.local_device_count()))
+    """How many of this process's devices the seed axis is spread over: the
+    most that divide n_seeds evenly. Padding (3 seeds as 4 lanes on 2 devices)
+    was measured to cost more than it gains: a step heavy enough to matter
+    (additive at d_k = 1024) already keeps every core busy with one seed, so
+    the padded lane is pure extra work (163 against 129 ms per step)."""
+    fits = [k for k in range(1, jax.local_device_count() + 1) if n_seeds % k == 0]
+    return max(fits)
 
 
 def lanes(seeds: list[int], n_devices: int) -> list[int]:
