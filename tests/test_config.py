@@ -4,9 +4,6 @@ command line fails in one line (exit code 2) before anything is written."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
