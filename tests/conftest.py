@@ -4,3 +4,18 @@ spread over devices (seed_axis), whatever the machine running the tests."""
 import jax
 
 jax.config.update("jax_num_cpu_devices", 2)
+
+
+import pytest
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _release_compiled_programs():
+    """Drop each module's compiled programs when it ends: a worker runs many
+    modules, and their executables would otherwise pile up in memory (the
+    persistent cache makes a later recompile cheap)."""
+    yield
+    from experiments import loop
+
+    loop._compiled.cache_clear()
+    jax.clear_caches()
