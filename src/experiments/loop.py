@@ -43,7 +43,7 @@ def _frozen(node) -> tuple:
     return tuple(sorted(OmegaConf.to_container(node, resolve=True).items()))
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=4)  # a few configurations: their executables stay alive with them
 def _compiled(spec: ModelSpec, opt_key: tuple, train_key: tuple, task_key: tuple,
               batch_size: int, n_queries: int):
     opt_cfg, train_cfg = OmegaConf.create(dict(opt_key)), OmegaConf.create(dict(train_key))
