@@ -92,7 +92,7 @@ class RunResult:
 
 
 def _host_per_seed(tree, n_seeds: int) -> list[dict]:
-    """{name: (S,) device array} -> one {name: float} per seed, in one transfer."""
+    """{name: (S,) array} -> one {name: float} per seed (one transfer if on device)."""
     host = jax.device_get(tree)
     return [{k: float(v[i]) for k, v in host.items()} for i in range(n_seeds)]
 
@@ -130,15 +130,14 @@ def train_run(cfg: DictConfig, on_eval: Callable[[dict], None] = lambda row: Non
 @dataclass
 class Group:
     """The seeds of one configuration, ready to train: state, validation sets
-    and compiled functions with a leading lane axis (the seeds, padded to a
-    multiple of the devices it is spread over; see seed_axis)."""
+    and compiled functions with a leading seed axis (spread over devices; see
+    seed_axis)."""
     seeds: list[int]
-    lanes: list[int]  # seeds, padded (seed_axis.lanes)
     state: dict
-    val: dict  # (lanes, n_chunks, chunk, ...)
+    val: dict  # (S, n_chunks, chunk, ...)
     chunks: dict  # chunk length -> compiled train chunk
     evaluate: Callable
-    place: Callable  # puts a lane-axis pytree where the programs expect it
+    place: Callable  # puts a seed-axis pytree where the programs expect it
     compile_time_s: float  # tracing + lowering + XLA compile of every program
     xla_compile_time_s: float  # the XLA part alone (what the persistent cache saves)
     n_params: int
@@ -152,17 +151,17 @@ def prepare(cfg: DictConfig, seeds: list[int]) -> Group:
     t = cfg.train
     spec = model_spec(cfg, task_cfg)
     n_devices = seed_axis.n_devices_for(len(seeds)) if cfg.runtime.shard_seeds else 1
-    lanes, place = seed_axis.lanes(seeds, n_devices), seed_axis.placer(n_devices)
+    place = seed_axis.placer(n_devices)
     chunk = min(EVAL_CHUNK, t.n_val)
-    vals = [fixed_set(task, task_cfg, s, "val", t.n_val) for s in lanes]
+    vals = [fixed_set(task, task_cfg, s, "val", t.n_val) for s in seeds]
     n_queries = max(int(np.asarray(v["loss_mask"]).sum(-1).max()) for v in vals)
     val = place(_stack([_chunked(v, chunk) for v in vals]))
     tx, (chunk_fn, eval_fn) = _compiled(
         spec, _frozen(cfg.optimizer), _frozen(t), _frozen(cfg.task), t.batch_size, n_queries)
 
-    params = _stack([init_model(spec, jax.random.fold_in(jax.random.PRNGKey(s), 1)) for s in lanes])
+    params = _stack([init_model(spec, jax.random.fold_in(jax.random.PRNGKey(s), 1)) for s in seeds])
     state = place({"params": params, "opt_state": jax.vmap(tx.init)(params),
-                   "step": jnp.zeros(len(lanes), jnp.int32), "seed": jnp.asarray(lanes, jnp.int32)})
+                   "step": jnp.zeros(len(seeds), jnp.int32), "seed": jnp.asarray(seeds, jnp.int32)})
 
     start = time.perf_counter()
     lengths = sorted({min(t.eval_every, t.steps), t.steps % t.eval_every} - {0})
@@ -174,7 +173,7 @@ def prepare(cfg: DictConfig, seeds: list[int]) -> Group:
         compiled = dict(zip(lowered, pool.map(lambda low: low.compile(), lowered.values())))
     evaluate = compiled.pop("eval")
     end = time.perf_counter()
-    return Group(seeds=list(seeds), lanes=lanes, state=state, val=val, chunks=compiled, evaluate=evaluate,
+    return Group(seeds=list(seeds), state=state, val=val, chunks=compiled, evaluate=evaluate,
                  place=place, compile_time_s=end - start, xla_compile_time_s=end - xla_start,
                  n_params=count_params(jax.tree_util.tree_map(lambda x: x[0], params)))
 
@@ -185,7 +184,7 @@ def train_seeds(cfg: DictConfig, seeds: list[int],
     """Train `cfg` once per seed, all seeds as one vmapped program.
 
     `on_eval(i, row)` sees each evaluation row of seeds[i] as it comes. A seed
-    that diverges stops being recorded (its lanes keep computing, harmlessly);
+    that diverges stops being recorded (its slice keeps computing, harmlessly);
     the others go on.
     """
     t = cfg.train
@@ -212,8 +211,8 @@ def train_seeds(cfg: DictConfig, seeds: list[int],
                 jax.tree_util.tree_map(jnp.copy, state) if final else state)
             if not final:
                 state = new_state  # the chunk donated the old buffers
+            measured, first_bad = jax.device_get((measured, first_bad))  # one transfer
             train_rows = _host_per_seed(measured, n_seeds)
-            first_bad = jax.device_get(first_bad)
             for i in list(active):
                 row = {"step": step, **val_rows[i], **train_rows[i]}
                 results[i].rows.append(row)
@@ -244,13 +243,12 @@ def _test_accuracy(group: Group, params, cfg: DictConfig) -> list[float]:
     validation set (so the compiled evaluation serves both)."""
     task_cfg = _task_object(OmegaConf.to_container(cfg.task, resolve=True))
     task, t = TASKS[cfg.task.name], cfg.train
-    lanes = group.lanes
-    chunk = group.val["tokens"].shape[2]  # (lanes, n_chunks, chunk, T)
+    chunk = group.val["tokens"].shape[2]  # (S, n_chunks, chunk, T)
     block = group.val["tokens"].shape[1] * chunk
     n_blocks = math.ceil(t.n_test / block)
-    tests = [fixed_set(task, task_cfg, s, "test", n_blocks * block) for s in lanes]
-    correct = np.zeros(len(lanes))
-    weight = np.zeros(len(lanes))
+    tests = [fixed_set(task, task_cfg, s, "test", n_blocks * block) for s in group.seeds]
+    correct = np.zeros(len(group.seeds))
+    weight = np.zeros(len(group.seeds))
     for b in range(n_blocks):
         part = group.place(_stack([
             _chunked({k: v[b * block:(b + 1) * block] for k, v in test.items()}, chunk)
@@ -258,7 +256,7 @@ def _test_accuracy(group: Group, params, cfg: DictConfig) -> list[float]:
         out = jax.device_get(group.evaluate(params, part))
         correct += np.asarray(out["accuracy"]) * np.asarray(out["n_loss"])
         weight += np.asarray(out["n_loss"])
-    return list(correct / np.maximum(weight, 1.0))[:len(group.seeds)]
+    return list(correct / np.maximum(weight, 1.0))
 
 
 def summarize(result: RunResult, threshold: float) -> dict:

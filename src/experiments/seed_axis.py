@@ -8,12 +8,10 @@ there is one device and nothing changes.
 
 A group of S seeds on k devices needs S divisible by k, so k is the largest
 device count that divides S (4 seeds on 2 cores: 2 per device; 3 seeds: one
-device). `lanes` can pad a seed list (repeating its last seed: lanes that
-compute a copy and are never read) for callers that choose k otherwise.
+device).
 """
 from __future__ import annotations
 
-import math
 from typing import Callable
 
 import jax
@@ -31,14 +29,8 @@ def n_devices_for(n_seeds: int) -> int:
     return max(fits)
 
 
-def lanes(seeds: list[int], n_devices: int) -> list[int]:
-    """`seeds`, padded with its last seed up to a multiple of n_devices."""
-    n = math.ceil(len(seeds) / n_devices) * n_devices
-    return list(seeds) + [seeds[-1]] * (n - len(seeds))
-
-
 def placer(n_devices: int) -> Callable:
-    """A function that puts a pytree with a leading lane axis on the devices
+    """A function that puts a pytree with a leading seed axis on the devices
     (split along that axis), or leaves it where it is for one device."""
     if n_devices == 1:
         return lambda tree: tree

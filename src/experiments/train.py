@@ -90,8 +90,9 @@ def members(cfg: DictConfig) -> list[Member]:
 
 
 def _run(cfg: DictConfig, multirun: bool) -> list[dict]:
+    group = members(cfg)
     done, todo = {}, []
-    for m in members(cfg):
+    for m in group:
         finished = None if cfg.overwrite else results.read_summary(m.folder)
         if finished and finished.get("status") in results.FINISHED:
             progress.say(f"skip {m.rid}: already {finished['status']}")
@@ -100,7 +101,7 @@ def _run(cfg: DictConfig, multirun: bool) -> list[dict]:
             todo.append(m)
     if todo:
         done.update(zip([m.rid for m in todo], _train(cfg, todo, multirun)))
-    return [done[m.rid] for m in members(cfg)]
+    return [done[m.rid] for m in group]
 
 
 def _train(cfg: DictConfig, todo: list[Member], multirun: bool) -> list[dict]:
