@@ -10,11 +10,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from fixtures_results import assert_self_contained, write_synthetic_results
 
 from experiments import dashboard, plot, report
 from experiments.analysis import load, stats, style, verdicts_train
 from experiments.analysis.figures_train import cost as cost_figure
-from fixtures_results import assert_self_contained, write_synthetic_results
 
 FIGURES = {"logit_variance", "entropy", "saturation", "gradients", "quality", "cost", "logit_growth",
            "learning_curves_assoc-recall_adam", "learning_curves_mqar_sgd"}

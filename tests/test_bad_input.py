@@ -25,7 +25,9 @@ from typing import Callable
 import pandas as pd
 import pytest
 
-from experiments import cli, collect, config, cost, dashboard, memory, plot, probe, report
+from experiments import collect, cost, dashboard, plot, probe, report
+from experiments.app import config, errors, preflight
+from experiments.training import memory
 
 ALL_VARIANTS = ", ".join(sorted(config.ATTENTION_SCHEMAS))
 PREFLIGHT = {"train": config.validate, "probe": probe.validate, "cost": cost.validate,
@@ -83,6 +85,26 @@ def table(name: str, how: str) -> Callable[[Path], None]:
         frame = pd.DataFrame({"run_id": ["r"], "attention": ["scaled"], "d_k": [8], "seed": [0],
                               "step": [0]})
         write_table(root / "res" / f"{name}.parquet", frame, how)
+    return setup
+
+
+FULL_ROWS = {  # one row of each table with every column its readers rely on
+    "summary": {"run_id": "r", "attention": "scaled", "d_k": 8, "seed": 0, "task": "assoc_recall",
+                "optimizer": "adam", "status": "completed", "steps": 10, "threshold": 0.9,
+                "steps_to_threshold": 10, "test_accuracy": 1.0, "final_val_accuracy": 1.0,
+                "accuracy_auc": 0.5},
+    "history": {"run_id": "r", "attention": "scaled", "d_k": 8, "seed": 0, "task": "assoc_recall",
+                "optimizer": "adam", "step": 0, "accuracy": 0.1},
+    "probe": {"attention": "scaled", "d_k": 8, "seed": 0, "input_model": "iid", "init": "none",
+              "n_keys": 16},
+}
+
+
+def without(name: str, column: str) -> Callable[[Path], None]:
+    """A table that has every column its readers need but `column`."""
+    def setup(root: Path) -> None:
+        row = {k: v for k, v in FULL_ROWS[name].items() if k != column}
+        write_table(root / "res" / f"{name}.parquet", pd.DataFrame([row]))
     return setup
 
 
@@ -163,6 +185,10 @@ CASES = [
     Case("train", ("results_dir={tmp}/afile",), "results_dir", "is a file, not a folder", a_file),
     Case("train", ("results_dir={tmp}/ro/results",), "results_dir", "is not writable", read_only),
     Case("train", ("results_dir=",), "results_dir", "non-empty path"),
+    # permission bits say writable, the file system refuses (as for root on /proc)
+    Case("train", ("results_dir=/proc/nope",), "results_dir", "cannot be created: /proc",
+         **SUBPROCESS),
+    Case("probe", ("results_dir=/proc/nope/deeper",), "results_dir", "cannot be created: /proc"),
     # memory, estimated before anything is allocated
     Case("train", HUGE, "train.batch_size", "GB (estimated), this machine has", **SUBPROCESS),
     Case("train", ("train.batch_size=4096",), "train.batch_size", f"{memory.LIMIT_ENV} allows",
@@ -226,6 +252,15 @@ CASES = [
          "not a readable parquet file", table("probe", "truncated"), **SUBPROCESS),
     Case("plot", ("results_dir={tmp}/res",), "{tmp}/res/cost.parquet", "not a cost table",
          table("cost", "ok")),
+    # tables that pass the key check but lack what the readers use: the file and the columns
+    Case("report", ("results_dir={tmp}/res",), "{tmp}/res/summary.parquet",
+         "missing columns task, optimizer, status", table("summary", "ok"), **SUBPROCESS),
+    Case("plot", ("results_dir={tmp}/res",), "{tmp}/res/summary.parquet",
+         "missing column steps_to_threshold", without("summary", "steps_to_threshold")),
+    Case("dashboard", ("results_dir={tmp}/res",), "{tmp}/res/history.parquet",
+         "missing column task", without("history", "task")),
+    Case("report", ("results_dir={tmp}/res",), "{tmp}/res/probe.parquet",
+         "missing column seed", without("probe", "seed")),
 ]
 
 
@@ -247,7 +282,7 @@ def _in_process(case: Case, args: list[str], capsys) -> tuple[int, str, str]:
         code = ANALYSIS[case.command](args)
     else:
         with pytest.raises(SystemExit) as stop:
-            cli.check_command_line(case.command, args, PREFLIGHT[case.command])
+            preflight.check_command_line(case.command, args, PREFLIGHT[case.command])
         code = stop.value.code
     out, err = capsys.readouterr()
     return code, out, err
@@ -337,7 +372,7 @@ def test_collect_in_process_names_why_each_folder_is_incomplete(tmp_path):
 def _compose(*overrides: str):
     from hydra import compose, initialize_config_dir
 
-    with initialize_config_dir(config_dir=cli.CONF_DIR, version_base="1.3"):
+    with initialize_config_dir(config_dir=errors.CONF_DIR, version_base="1.3"):
         return compose("train", overrides=list(overrides))
 
 
@@ -347,9 +382,9 @@ def _xla_bytes(cfg) -> tuple[int, int]:
     import jax
     import jax.numpy as jnp
 
-    from experiments import loop, step
-    from experiments.model import init_model
     from experiments.tasks import TASKS, fixed_set, train_batch
+    from experiments.training import loop, step
+    from experiments.training.model import init_model
 
     task = TASKS[cfg.task.name]
     task_cfg = task.config_cls(**dict(cfg.task))
@@ -398,7 +433,7 @@ def test_memory_estimate_is_near_xla(overrides):
 
 
 def test_memory_estimate_scales_with_seeds_and_matches_loop():
-    from experiments import loop
+    from experiments.training import loop
 
     assert memory.EVAL_CHUNK == loop.EVAL_CHUNK
     one = memory.estimate(memory.Shapes.from_config(_compose()))

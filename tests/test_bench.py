@@ -10,8 +10,8 @@ import time
 import pytest
 from omegaconf import OmegaConf
 
-from experiments import bench
-from experiments.bench_measure import best_time
+from experiments.app import bench_job as bench
+from experiments.instruments.bench_measure import best_time
 
 TINY_TRAIN = ["experiment=claim_quick", "attention=scaled", "train.steps=20",
               "train.eval_every=10", "train.n_val=32", "train.n_test=32", "train.batch_size=8"]

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from hydra import compose, initialize_config_dir
 
-from experiments import config  # registers the schemas
-from experiments.cli import CONF_DIR, preflight
+from experiments.app import config  # registers the schemas
+from experiments.app.errors import CONF_DIR
+from experiments.app.preflight import preflight
 
 GROUPS = ("attention", "task", "optimizer", "logger", "launcher")
 
@@ -63,3 +65,33 @@ def test_preflight_counts_command_line_sweep():
 
 
 # Bad command lines (one line, exit 2, nothing written) for every command: tests/test_bad_input.py
+
+
+def test_help_offers_options_not_schemas():
+    """`--help` lists each group's options; the typed schemas are no option of a group."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "experiments.train", "--help"], capture_output=True,
+                         text=True, timeout=120, check=True).stdout
+    listing = out.split("== Configuration groups ==")[1].split("== Config ==")[0]
+    groups = dict(line.split(": ", 1) for line in listing.splitlines() if ": " in line)
+    assert groups["attention"] == "additive, cosine, mup, qk_norm, scaled, ssmax, unscaled"
+    assert groups["task"] == "assoc_recall, mqar, vector_retrieval"
+    assert groups["optimizer"] == "adam, adamw, sgd"
+    assert groups["logger"] == "none, wandb"
+    assert "schema" not in listing
+
+
+@pytest.mark.parametrize("overrides", [("attention=scaled", "optimizer=adam", "d_k=8", "seed=0"),
+                                       ("attention=additive", "optimizer=sgd", "d_k=1024", "seed=2")])
+def test_run_ids_of_the_committed_reference_are_stable(overrides):
+    """A new config key at its default leaves run ids alone: the committed
+    reference (and every results folder made before the key) still resumes."""
+    from experiments.store.results import run_id
+
+    reference = pd.read_parquet(Path(__file__).resolve().parents[1] / "results" / "reference"
+                                / "summary.parquet")
+    with initialize_config_dir(config_dir=CONF_DIR, version_base="1.3"):
+        cfg = compose("train", overrides=["experiment=claim_medium", *overrides])
+    assert run_id(cfg) in set(reference["run_id"])

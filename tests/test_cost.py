@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
-from experiments import cost
+from experiments.instruments import cost
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -3,21 +3,23 @@
 The page runs a self-test when its URL ends in #selftest and writes the result
 into <pre id="selftest-result">; Chromium's --dump-dom returns that DOM, and
 --enable-logging=stderr reports every console message. Needs Debian's
-chromium package (`apt-get install chromium`); skips without it.
+chromium package (`apt-get install chromium`); skips without it, except under
+CI=true, where a missing browser is a failure (.ci/run installs it).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from fixtures_results import assert_self_contained, write_synthetic_results
 
 from experiments import dashboard
-from fixtures_results import assert_self_contained, write_synthetic_results
 
 
 def _chromium() -> str | None:
@@ -33,7 +35,10 @@ def test_dashboard_in_headless_chromium(tmp_path):
     assert_self_contained((root / "dashboard.html").read_text(), n_figures=9)
     browser = _chromium()
     if browser is None:
-        pytest.skip("Chromium not found: install it with `apt-get install chromium` to run this test")
+        message = "Chromium not found: install it with `apt-get install chromium` to run this test"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message + " (CI=true: .ci/run should have installed it)")
+        pytest.skip(message)
     url = (root / "dashboard.html").resolve().as_uri() + "#selftest"
     proc = subprocess.run(
         [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from fixtures_results import write_synthetic_results
 
 from experiments import report
 from experiments.analysis import dashboard_html, figures_attn, figures_train, load, style, verdicts_train
-from fixtures_results import write_synthetic_results
 
 EVAL_EVERY = 10
 TINY = ["attention=scaled", "d_k=8", "seed=0", "optimizer=sgd", "train.steps=40",

@@ -15,10 +15,10 @@ import time
 from pathlib import Path
 
 import pytest
-
-from experiments import interrupt
-from experiments.collect import collect
 from test_wandb_mirror import read_offline_run
+
+from experiments.app import interrupt
+from experiments.store.collect import collect
 
 # Six runs, long enough (with a warm compilation cache a run of 40 steps took
 # well under a second, and all four of an earlier sweep finished before the
@@ -144,8 +144,9 @@ def test_signal_during_training_records_the_run_failed(tmp_path, monkeypatch, ca
     """The run being trained gets a failed summary (re-run next time) and a closed W&B run."""
     from hydra import compose, initialize_config_dir
 
-    from experiments import config, train
-    from experiments.cli import CONF_DIR
+    from experiments.app import config
+    from experiments.app import train_job as train
+    from experiments.app.errors import CONF_DIR
 
     monkeypatch.setenv("WANDB_SILENT", "true")
     monkeypatch.chdir(tmp_path)

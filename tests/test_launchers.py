@@ -18,11 +18,12 @@ import pytest
 import yaml
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
-
-from experiments import config  # registers the schemas
-from experiments.cli import CONF_DIR, preflight
-from experiments.results import NOT_IDENTITY, run_id
 from test_wandb_mirror import read_offline_run
+
+from experiments.app import config  # registers the schemas
+from experiments.app.errors import CONF_DIR
+from experiments.app.preflight import preflight
+from experiments.store.results import NOT_IDENTITY, run_id
 
 ROOT = Path(CONF_DIR).parent
 TINY = ["d_k=8", "train.steps=20", "train.eval_every=10", "train.n_val=32", "train.n_test=64",

@@ -11,7 +11,7 @@ import pytest
 from omegaconf import OmegaConf
 
 import attention
-from experiments import probe
+from experiments.instruments import probe
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -127,9 +127,9 @@ def test_task_input_matches_theory(task_table):
 
 
 def test_task_rows_are_the_harness_forward():
-    # the probe's logits are experiments.model.forward's, at the loss positions
-    from experiments import model as harness
-    from experiments import probe_task
+    # the probe's logits are experiments.training.model.forward's, at the loss positions
+    from experiments.instruments import probe_task
+    from experiments.training import model as harness
 
     cfg = make_cfg(variants=["unscaled"], n_rows=64)
     data = probe_task.task_rows(cfg.task_name, cfg.seed, cfg.n_rows, cfg.queries_per_batch, cfg.d_v)

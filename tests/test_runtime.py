@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from experiments.runtime import threads_per_job
+from experiments.app.runtime import threads_per_job
 
 
 @pytest.mark.parametrize("requested, parallel, cores, expected", [

@@ -10,12 +10,13 @@ import numpy as np
 import pandas as pd
 import pytest
 from hydra import compose, initialize_config_dir
-
-from experiments import config  # registers the schemas
-from experiments import results, train
-from experiments.cli import CONF_DIR
-from experiments.loop import _diverged, _diverged_at
 from test_wandb_mirror import read_offline_run
+
+from experiments import train
+from experiments.app import config  # noqa: F401 - registers the schemas
+from experiments.app.errors import CONF_DIR
+from experiments.store import results
+from experiments.training.loop import _diverged, _diverged_at
 
 TINY = ["attention=unscaled", "d_k=16", "train.steps=30", "train.eval_every=10",
         "train.n_val=48", "train.n_test=80", "train.batch_size=8"]
@@ -43,12 +44,12 @@ def group_and_alone(tmp_path_factory):
 
 
 def test_seeds_are_spread_over_devices():
-    from experiments import seed_axis
+    from experiments.training import lanes
 
     assert jax.local_device_count() == 2  # tests/conftest.py
-    assert seed_axis.n_devices_for(4) == 2 and seed_axis.n_devices_for(3) == 1
-    assert seed_axis.n_devices_for(1) == 1
-    tree = seed_axis.placer(2)({"x": jax.numpy.zeros((4, 3))})
+    assert lanes.n_devices_for(4) == 2 and lanes.n_devices_for(3) == 1
+    assert lanes.n_devices_for(1) == 1
+    tree = lanes.placer(2)({"x": jax.numpy.zeros((4, 3))})
     assert len(tree["x"].sharding.device_set) == 2
 
 

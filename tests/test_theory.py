@@ -1,4 +1,4 @@
-"""experiments.theory: the closed forms and the Monte Carlo of softmax rows."""
+"""experiments.instruments.theory: the closed forms and the Monte Carlo of softmax rows."""
 import math
 import subprocess
 import sys
@@ -6,7 +6,7 @@ import sys
 import numpy as np
 import pytest
 
-from experiments import theory
+from experiments.instruments import theory
 
 
 @pytest.mark.parametrize("sigma", [0.05, 0.1, 0.2])
@@ -36,7 +36,7 @@ def test_logit_scale_matches_the_variants():
 
 
 def test_predicted_logit_var_closed_forms():
-    from experiments.inits import INITS, init_variance, predicted_logit_var
+    from experiments.training.inits import INITS, init_variance, predicted_logit_var
 
     assert theory.predicted_logit_var("unscaled", 128, 64) == 128
     assert theory.predicted_logit_var("scaled", 128, 64) == pytest.approx(1)
@@ -72,7 +72,7 @@ def test_theory_is_deterministic():
 
 
 def test_theory_imports_no_jax_and_no_attention():
-    code = ("import sys, experiments.theory; "
+    code = ("import sys, experiments.instruments.theory; "
             "assert not any(m == 'jax' or m.startswith(('jax.', 'attention')) for m in sys.modules)")
     subprocess.run([sys.executable, "-c", code], check=True)
 

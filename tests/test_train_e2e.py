@@ -15,12 +15,12 @@ import numpy as np
 import pandas as pd
 import pytest
 from hydra import compose, initialize_config_dir
-
-from experiments import config  # registers the schemas
-from experiments import train
-from experiments.cli import CONF_DIR
-from experiments.loop import train_run
 from test_wandb_mirror import read_offline_run
+
+from experiments import train
+from experiments.app import config  # registers the schemas
+from experiments.app.errors import CONF_DIR
+from experiments.training.loop import train_run
 
 HISTORY = ("run_id attention d_k seed task optimizer step loss accuracy logit_mean logit_var "
            "logit_std logit_absmax entropy entropy_norm saturation jacobian_norm_mean "

@@ -12,10 +12,10 @@ import time
 from pathlib import Path
 
 import pytest
-
-from experiments import wandb_mirror
-from experiments.wandb_mirror import LoggerConfig, open_run
 from test_wandb_mirror import read_offline_run
+
+from experiments.store import wandb_mirror
+from experiments.store.wandb_mirror import LoggerConfig, open_run
 
 KEY = "0123456789abcdef" * 2 + "fedcba98"  # 40 characters, like a real key; fake
 UNREACHABLE = "http://127.0.0.1:9"  # the discard port: connection refused at once

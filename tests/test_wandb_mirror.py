@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from experiments.wandb_mirror import (
-    LoggerConfig, Mirror, eval_payload, open_run, summary_payload, validate_logger, wandb_key)
+from experiments.store.wandb_mirror import LoggerConfig, Mirror, open_run, validate_logger
+from experiments.store.wandb_payload import eval_payload, summary_payload, wandb_key
 
 
 @pytest.fixture(autouse=True)

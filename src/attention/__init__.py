@@ -4,8 +4,7 @@ key gives weights over the values; the output is their weighted sum.
 A variant supplies only its compatibility (score) function and its
 parameters; masking, softmax and the weighted sum are shared (`core`).
 """
-from attention import additive, dot, normed  # noqa: F401  (register the variants)
-from attention import stats
+from attention import additive, dot, normed, stats  # noqa: F401  (register the variants)
 from attention.core import attend, attend_with_logits, init_params, masked_softmax, scores
 from attention.registry import VARIANTS, UnknownVariantError, Variant, get_variant
 

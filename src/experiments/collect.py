@@ -1,32 +1,21 @@
 """`python -m experiments.collect results_dir=…`: one table of runs, one of histories.
 
-Reads ${results_dir}/runs/*/ and writes ${results_dir}/summary.parquet (one
-row per run: summary metrics and the flattened config, dotted keys, and the
-run's `status`: completed | diverged | failed) and ${results_dir}/history.parquet
-(every evaluation row of every run).
-
-A run folder that cannot be read as a whole (no summary.json, a summary.json
-that is not JSON or says the run is still running, an unreadable
-history.parquet or config.yaml) is incomplete: it is skipped and named in one
-line, never a crash. A failed run is collected with status failed and named
-too (a relaunch of the sweep retries it).
+Reads ${results_dir}/runs/*/ and writes ${results_dir}/summary.parquet and
+${results_dir}/history.parquet (see store.collect). Incomplete run folders
+are skipped and named in one line; failed runs are collected and named.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
-import pandas as pd
 from hydra.core.config_store import ConfigStore
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
-from experiments import progress
-from experiments.cli import make_main
-from experiments.results import atomic_write_parquet
-
-RECORDED = ("completed", "diverged", "failed")  # statuses a finished job writes
-LISTED = 5  # run ids named in a report line before "..."
+from experiments.app import progress
+from experiments.app.command import make_main
+from experiments.store.collect import collect_runs, list_ids, validate
+from experiments.store.results import atomic_write_parquet
 
 
 @dataclass
@@ -37,157 +26,19 @@ class CollectConfig:
 ConfigStore.instance().store(name="collect_schema", node=CollectConfig)
 
 
-def _flatten(tree: dict, prefix: str = "") -> dict:
-    flat = {}
-    for key, value in tree.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, dict):
-            flat.update(_flatten(value, f"{name}."))
-        elif isinstance(value, list):
-            flat[name] = json.dumps(value)
-        else:
-            flat[name] = value
-    return flat
-
-
-def run_folders(results_dir: str | Path) -> list[Path]:
-    return sorted(p for p in (Path(results_dir) / "runs").glob("*") if p.is_dir())
-
-
-class Incomplete(Exception):
-    """A run folder that cannot be collected; the message says why."""
-
-
-def _read_summary(folder: Path) -> dict:
-    path = folder / "summary.json"
-    try:
-        summary = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise Incomplete("no summary.json") from None
-    except (OSError, ValueError):  # JSONDecodeError and UnicodeDecodeError are ValueErrors
-        raise Incomplete("summary.json is not JSON") from None
-    if not isinstance(summary, dict):
-        raise Incomplete("summary.json is not a JSON object")
-    if summary.get("status") not in RECORDED:
-        raise Incomplete(f"status {summary.get('status')!r}")
-    return summary
-
-
-def _read_config(folder: Path) -> dict:
-    path = folder / "config.yaml"
-    if not path.exists():
-        return {}
-    try:
-        config = OmegaConf.to_container(OmegaConf.load(path))
-    except Exception:  # yaml and OmegaConf errors come in many types
-        raise Incomplete("config.yaml is not readable") from None
-    if not isinstance(config, dict):
-        raise Incomplete("config.yaml is not a mapping")
-    return config
-
-
-def _read_history(folder: Path, status: str) -> pd.DataFrame | None:
-    path = folder / "history.parquet"
-    if not path.exists():
-        if status == "failed":  # may have failed before its first evaluation
-            return None
-        raise Incomplete("no history.parquet")
-    try:
-        return pd.read_parquet(path)
-    except Exception:  # pyarrow's errors for a truncated or foreign file vary
-        raise Incomplete("history.parquet is not readable") from None
-
-
-def check_folder(folder: Path) -> dict:
-    """The summary of a run folder that looks complete (cheap: no parquet is read)."""
-    summary = _read_summary(folder)
-    path = folder / "history.parquet"
-    if path.exists():
-        import pyarrow.parquet as pq
-
-        try:
-            pq.read_metadata(path)
-        except Exception:
-            raise Incomplete("history.parquet is not readable") from None
-    elif summary["status"] != "failed":
-        raise Incomplete("no history.parquet")
-    return summary
-
-
-def read_run(folder: Path) -> tuple[dict, pd.DataFrame | None]:
-    """(summary row, history) of one run; Incomplete when a file is missing or unreadable."""
-    summary = _read_summary(folder)
-    config = _read_config(folder)
-    history = _read_history(folder, summary["status"])
-    summary = {"run_id": folder.name, **{k: v for k, v in summary.items() if k != "versions"}}
-    # summary keys win over config keys of the same name
-    return {**_flatten(config), **summary}, history
-
-
-def collect_runs(results_dir: str | Path) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, str]]:
-    """(summary, history, {run id: why incomplete}) of the runs under results_dir (no writes)."""
-    rows, histories, incomplete = [], [], {}
-    for folder in run_folders(results_dir):
-        try:
-            row, history = read_run(folder)
-        except Incomplete as why:
-            incomplete[folder.name] = str(why)
-            continue
-        rows.append(row)
-        if history is not None and len(history):
-            histories.append(history)
-    summary = pd.DataFrame(rows)
-    history = pd.concat(histories, ignore_index=True) if histories else pd.DataFrame()
-    if "steps_to_threshold" in summary:
-        summary["steps_to_threshold"] = summary["steps_to_threshold"].astype("Int64")
-    return summary, history, incomplete
-
-
-def collect(results_dir: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(summary, history) frames of every collectable run under results_dir (no writes)."""
-    summary, history, _ = collect_runs(results_dir)
-    return summary, history
-
-
-def _ids(ids: list[str]) -> str:
-    return ", ".join(ids[:LISTED]) + (f", ... ({len(ids) - LISTED} more)" if len(ids) > LISTED else "")
-
-
-def validate(cfg: DictConfig) -> None:
-    """results_dir holds run folders and at least one of them can be collected."""
-    root = Path(cfg.results_dir)
-    if not root.is_dir():
-        raise ValueError(f"results_dir: {str(root)!r} does not exist (run experiments.train first, "
-                         "or pass results_dir=<folder with runs/>)")
-    folders = run_folders(root)
-    if not folders:
-        raise ValueError(f"results_dir: no run folders under {str(root / 'runs')!r} "
-                         "(run experiments.train first)")
-    why = {}
-    for folder in folders:
-        try:
-            check_folder(folder)
-            return
-        except Incomplete as exc:
-            why[folder.name] = str(exc)
-    first = next(iter(why.items()))
-    raise ValueError(f"results_dir: none of the {len(folders)} run folders under "
-                     f"{str(root / 'runs')!r} is complete (e.g. {first[0]}: {first[1]}); "
-                     "re-run the sweep to finish them")
-
-
 def run(cfg: DictConfig) -> None:
     summary, history, incomplete = collect_runs(cfg.results_dir)
     root = Path(cfg.results_dir)
     if incomplete:
         progress.say(f"collect: {len(incomplete)} incomplete run folder"
                      f"{'s' if len(incomplete) > 1 else ''} skipped: "
-                     f"{_ids([f'{rid} ({why})' for rid, why in sorted(incomplete.items())])} "
+                     f"{list_ids([f'{rid} ({why})' for rid, why in sorted(incomplete.items())])} "
                      "(re-run the sweep to finish them)")
     failed = sorted(summary.loc[summary["status"] == "failed", "run_id"]) if len(summary) else []
     if failed:
         progress.say(f"collect: {len(failed)} failed run{'s' if len(failed) > 1 else ''} "
-                     f"collected with status failed: {_ids(failed)} (re-run the sweep to retry them)")
+                     f"collected with status failed: {list_ids(failed)} "
+                     "(re-run the sweep to retry them)")
     atomic_write_parquet(root / "summary.parquet", summary)
     atomic_write_parquet(root / "history.parquet", history)
     counts = summary["status"].value_counts().to_dict() if len(summary) else {}

@@ -10,7 +10,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from experiments.analysis import cli, dashboard_html, figures, load, verdicts_train
+from experiments.analysis import dashboard_html, figures, load, verdicts_train
+from experiments.app import analysis_cli
 
 
 def run(results_dir: Path) -> None:
@@ -24,7 +25,7 @@ def run(results_dir: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return cli.entry("dashboard", run, argv)
+    return analysis_cli.entry("dashboard", run, argv)
 
 
 if __name__ == "__main__":

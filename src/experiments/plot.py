@@ -9,7 +9,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from experiments.analysis import cli, figures, load
+from experiments.analysis import figures, load
+from experiments.app import analysis_cli
 
 
 def run(results_dir: Path) -> None:
@@ -20,7 +21,7 @@ def run(results_dir: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return cli.entry("plot", run, argv)
+    return analysis_cli.entry("plot", run, argv)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from experiments.analysis import cli, load, report_md, verdicts_train
+from experiments.analysis import load, report_md, verdicts_train
+from experiments.app import analysis_cli
 
 
 def run(results_dir: Path) -> None:
@@ -22,7 +23,7 @@ def run(results_dir: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return cli.entry("report", run, argv)
+    return analysis_cli.entry("report", run, argv)
 
 
 if __name__ == "__main__":

@@ -28,11 +28,14 @@ class Results:
     cost: pd.DataFrame | None
 
 
-# the table each file holds, the columns every reader relies on, the command that writes it
+# the table each file holds, the columns its readers rely on, the command that writes it;
+# a table without one of them is refused at load, naming the file and what it lacks
+RUN_COLUMNS = ("run_id", "attention", "d_k", "seed", "task", "optimizer")
 TABLES = {
-    "summary": (("run_id", "attention", "d_k", "seed"), "experiments.collect"),
-    "history": (("run_id", "attention", "d_k", "seed", "step"), "experiments.collect"),
-    "probe": (("attention", "d_k"), "experiments.probe"),
+    "summary": ((*RUN_COLUMNS, "status", "steps", "threshold", "steps_to_threshold", "test_accuracy",
+                 "final_val_accuracy", "accuracy_auc"), "experiments.collect"),
+    "history": ((*RUN_COLUMNS, "step", "accuracy"), "experiments.collect"),
+    "probe": (("attention", "d_k", "seed", "input_model", "init", "n_keys"), "experiments.probe"),
     "cost": (("impl", "mode", "n", "d_k"), "experiments.cost"),
 }
 
@@ -57,8 +60,8 @@ def _read(path: Path) -> pd.DataFrame | None:
         return None
     missing = [c for c in columns if c not in df.columns]
     if missing:
-        raise ResultsFileError(f"{path}: not a {path.stem} table (no column {', '.join(missing)}); "
-                               f"{rebuild}")
+        raise ResultsFileError(f"{path}: not a {path.stem} table (missing column"
+                               f"{'s' if len(missing) > 1 else ''} {', '.join(missing)}); {rebuild}")
     return df
 
 

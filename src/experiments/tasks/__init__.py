@@ -5,14 +5,15 @@
     val = fixed_set(spec, cfg, seed=0, split="val", n_examples=1024)
     batch = train_batch(spec, cfg, seed=0, step=step, batch_size=64)
 
-See common.py for the batch contract and the key streams.
+See common.py for the batch contract and the key streams. The lowest layer of
+experiments: it may import only `attention` (and needs nothing of it).
 """
 
+from . import assoc_recall, mqar, vector_retrieval
 from .assoc_recall import AssocRecallConfig
 from .common import Batch, TaskSpec, fixed_set, stream_key, train_batch
 from .mqar import MQARConfig
 from .vector_retrieval import VectorRetrievalConfig
-from . import assoc_recall, mqar, vector_retrieval
 
 TASKS: dict[str, TaskSpec] = {m.SPEC.name: m.SPEC for m in (assoc_recall, mqar, vector_retrieval)}
 

@@ -24,8 +24,17 @@ from dataclasses import dataclass
 import jax
 import jax.numpy as jnp
 
-from .common import (Batch, TaskSpec, check, check_int, jit_per_config, key_range, sample_distinct,
-                     token_batch, value_range)
+from .common import (
+    Batch,
+    TaskSpec,
+    check,
+    check_int,
+    jit_per_config,
+    key_range,
+    sample_distinct,
+    token_batch,
+    value_range,
+)
 
 
 @dataclass

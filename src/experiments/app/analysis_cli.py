@@ -19,7 +19,8 @@ from hydra import compose, initialize_config_dir
 from hydra.core.config_store import ConfigStore
 
 from experiments.analysis import load
-from experiments.cli import CONF_DIR, ConfigError, check_output_dir, explain
+from experiments.app.errors import CONF_DIR, ConfigError, explain
+from experiments.app.preflight import check_output_dir
 
 
 @dataclass

@@ -20,10 +20,10 @@ import jax.numpy as jnp
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
-from experiments import seed_axis
-from experiments import step as steplib
-from experiments.model import ModelSpec, count_params, init_model
 from experiments.tasks import TASKS, fixed_set, train_batch
+from experiments.training import lanes
+from experiments.training import step as steplib
+from experiments.training.model import ModelSpec, count_params, init_model
 
 EVAL_CHUNK = 128  # examples per evaluation chunk: bounds additive's memory
 
@@ -131,7 +131,7 @@ def train_run(cfg: DictConfig, on_eval: Callable[[dict], None] = lambda row: Non
 class Group:
     """The seeds of one configuration, ready to train: state, validation sets
     and compiled functions with a leading seed axis (spread over devices; see
-    seed_axis)."""
+    training.lanes)."""
     seeds: list[int]
     state: dict
     val: dict  # (S, n_chunks, chunk, ...)
@@ -150,8 +150,8 @@ def prepare(cfg: DictConfig, seeds: list[int]) -> Group:
     task = TASKS[cfg.task.name]
     t = cfg.train
     spec = model_spec(cfg, task_cfg)
-    n_devices = seed_axis.n_devices_for(len(seeds)) if cfg.runtime.shard_seeds else 1
-    place = seed_axis.placer(n_devices)
+    n_devices = lanes.n_devices_for(len(seeds)) if cfg.runtime.shard_seeds else 1
+    place = lanes.placer(n_devices)
     chunk = min(EVAL_CHUNK, t.n_val)
     vals = [fixed_set(task, task_cfg, s, "val", t.n_val) for s in seeds]
     n_queries = max(int(np.asarray(v["loss_mask"]).sum(-1).max()) for v in vals)

@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import optax
 
 from attention import stats
-from experiments.model import ModelSpec, forward
+from experiments.training.model import ModelSpec, forward
 
 PROJECTIONS = ("w_q", "w_k", "w_v")
 

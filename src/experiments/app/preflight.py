@@ -1,4 +1,4 @@
-"""Command-line entry points: pre-flight every job, then hand over to Hydra.
+"""The pre-flight: every job of a command line composed and validated before Hydra starts.
 
 A user mistake (unknown key, wrong type, value out of range, unknown config
 option) must end in one line that names the key and what is allowed, exit
@@ -6,47 +6,33 @@ code 2, and nothing written. Hydra itself reports such mistakes in several
 lines and only when a job starts (in a multirun: after earlier jobs ran), so
 every job of the command line is composed and validated here first.
 
-The pre-flight (`check_command_line`) also parses the flags with Hydra's own
-parser (one line instead of argparse's usage block), checks that results_dir
-is, or can be created as, a writable folder (looking only), and runs the
-command's validator: for train that includes the memory estimate
-(experiments.memory). Only then does Hydra start and create its folders.
+`check_command_line` parses the flags with Hydra's own parser (one line
+instead of argparse's usage block), checks that results_dir is, or can be
+created as, a writable folder, and runs the command's validator: for train
+that includes the memory estimate (training.memory). Only then does Hydra
+start and create its folders.
 """
 from __future__ import annotations
 
-import logging
 import math
 import os
 import re
-import sys
+import tempfile
 from pathlib import Path
 from typing import Callable, Iterable
 
 from omegaconf import DictConfig, OmegaConf
 
-CONF_DIR = (Path(__file__).resolve().parents[2] / "conf").as_posix()
-EXIT_USAGE = 2
-SWEEP_JOBS_ENV = "ATTN_SWEEP_JOBS"  # read by experiments.progress for the sweep bar
+from experiments.app.errors import CONF_DIR, SWEEP_JOBS_ENV, ConfigError, _first_line, explain, fail
 
 Validator = Callable[[DictConfig], None]
-
-
-class ConfigError(ValueError):
-    """A user mistake in the configuration; its message is one line."""
-
-
-def fail(message: str) -> None:
-    """Print `error: <message>` as one line on stderr and exit with code 2."""
-    line = " ".join(part.strip() for part in str(message).splitlines() if part.strip())
-    print(f"error: {line}", file=sys.stderr)
-    raise SystemExit(EXIT_USAGE)
 
 
 def check_output_dir(key: str, path) -> None:
     """ConfigError unless `path` is, or can be created as, a writable folder.
 
-    Looks only: nothing is created. The nearest existing ancestor must be a
-    folder this user may write into."""
+    Nothing is left behind. The nearest existing ancestor must be a folder
+    this user may write into, by its permission bits and in fact."""
     text = str(path) if path is not None else ""
     if not text.strip():
         raise ConfigError(f"{key}: must be a non-empty path, got {text!r}")
@@ -61,62 +47,21 @@ def check_output_dir(key: str, path) -> None:
         where = "is not writable" if existing == target else \
             f"cannot be created: {existing} is not writable"
         raise ConfigError(f"{key}: {text!r} {where}; pick another {key}")
+    _try_writing(key, text, existing, existing == target)
 
 
-def _first_line(text: str) -> str:
-    return text.strip().splitlines()[0] if text.strip() else text
-
-
-def explain(exc: BaseException) -> str:
-    """One line from an OmegaConf/Hydra composition error."""
-    from omegaconf.errors import OmegaConfBaseException
-
-    causes = []
-    e: BaseException | None = exc
-    while e is not None:
-        causes.append(e)
-        e = e.__cause__ or e.__context__
-    for e in causes:
-        if isinstance(e, OmegaConfBaseException) and getattr(e, "full_key", None):
-            key, msg = e.full_key, _first_line(str(e))
-            m = re.match(r"Key '(.+)' not in '(.+)'|Key '(.+)' is not in struct", msg)
-            if m:
-                allowed = _allowed_keys(e)
-                return f"{key}: unknown key; allowed keys here: {allowed}"
-            m = re.match(r"Value '(.*?)' (?:of type '.*?' )?could not be converted to (\w+)", msg)
-            if m:
-                return f"{key}: expected {m.group(2).lower()}, got {m.group(1)!r}"
-            m = re.match(r"Value '(.*?)' is not a valid bool", msg)
-            if m:
-                return f"{key}: expected true or false, got {m.group(1)!r}"
-            m = re.match(r"Invalid value assigned: (\w+) is not a ListConfig", msg)
-            if m:
-                return f"{key}: expected a list such as [a,b], got a {m.group(1)}"
-            return f"{key}: {msg}"
-    msg = str(exc)
-    m = re.search(r"Could not find '([^']+)/([^']+)'\s*\nAvailable options in '[^']+':\s*\n(.*)", msg, re.S)
-    if m:
-        listed = m.group(3).split("Config search path")[0].splitlines()
-        options = ", ".join(line.strip() for line in listed
-                            if line.strip() and not line.strip().startswith("schema_"))
-        return f"{m.group(1)}: unknown option {m.group(2)!r}; allowed: {options}"
-    m = re.search(r"Could not override '([^']+)'", msg)
-    if m and (Path(CONF_DIR) / m.group(1)).is_dir():
-        return (f"{m.group(1)}: cannot be set on this command's command line: '{m.group(1)}' "
-                f"is also a config group of experiments.train (conf/{m.group(1)}/)")
-    if m:
-        return f"{m.group(1)}: unknown key (a typo? see `--cfg job` for the valid keys)"
-    return _first_line(msg)
-
-
-def _allowed_keys(e) -> str:
-    obj = getattr(e, "object_type", None)
-    if obj is not None and hasattr(obj, "__dataclass_fields__"):
-        return ", ".join(f for f in obj.__dataclass_fields__ if f != "defaults")
-    parent = getattr(e, "parent_node", None)
-    if parent is not None:
-        return ", ".join(str(k) for k in parent.keys())
-    return "see `--cfg job`"
+def _try_writing(key: str, text: str, folder: Path, is_target: bool) -> None:
+    """Permission bits can say yes where the file system says no (a read-only
+    mount; /proc for root): make and remove a probe folder to be sure, then
+    put the folder's times back, so that the look leaves no trace."""
+    before = folder.stat()
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".attn-write-check-", dir=folder))
+    except OSError as exc:
+        where = "is not writable" if is_target else f"cannot be created: {folder} is not writable"
+        raise ConfigError(f"{key}: {text!r} {where} ({exc.strerror or exc}); "
+                          f"pick another {key}") from None
+    os.utime(folder, ns=(before.st_atime_ns, before.st_mtime_ns))
 
 
 def parse_args(argv: list[str]):
@@ -229,24 +174,3 @@ def _compose_or_fail(compose, config_name: str, overrides: list[str]) -> DictCon
         return compose(config_name=config_name, overrides=overrides, return_hydra_config=True)
     except Exception as exc:  # composition errors come in many Hydra/OmegaConf types
         fail(explain(exc))
-
-
-def make_main(config_name: str, run: Callable[[DictConfig], object],
-              validate: Validator) -> Callable[[], None]:
-    """A console entry point: pre-flight, then `run(cfg)` under hydra.main."""
-    import hydra
-
-    @hydra.main(config_path=CONF_DIR, config_name=config_name, version_base="1.3")
-    def _hydra_main(cfg: DictConfig):
-        return run(cfg)
-
-    def main() -> None:
-        # jax logs at INFO that it found no TPU; Hydra's logging setup would show it
-        logging.getLogger("jax._src.xla_bridge").setLevel(logging.WARNING)
-        from experiments import interrupt
-
-        with interrupt.guard(config_name):  # Ctrl-C in the pre-flight too: one line
-            check_command_line(config_name, sys.argv[1:], validate)
-            _hydra_main()
-
-    return main

@@ -32,17 +32,18 @@ costs nothing.
 
 from __future__ import annotations
 
-import math
-import numbers
 import os
 import re
 import shutil
 import sys
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional
 
-from experiments import interrupt
+from experiments.store.wandb_payload import eval_payload, summary_payload
+
+Shield = Callable[[], AbstractContextManager]  # holds a signal until a short step ends
 
 LOGGER_NAMES = ("wandb", "none")
 MODES = ("offline", "online", "disabled")
@@ -85,83 +86,15 @@ def _warn(message: str) -> None:
     print(f"warning: {_redact(message)}", file=sys.stderr, flush=True)
 
 
-# --- column -> W&B key ------------------------------------------------------
-
-# History columns (flat snake_case, docs/ARCHITECTURE.md) to W&B keys with a
-# section prefix, so the W&B UI groups panels by section.
-RENAMED = {
-    "train_loss": "train/loss",
-    "update_norm": "train/update_norm",
-    "loss": "val/loss",
-    "accuracy": "val/accuracy",
-}
-SECTION_BY_STAT = {
-    **{name: "attn" for name in (
-        "logit_mean", "logit_var", "logit_std", "logit_absmax", "entropy",
-        "entropy_norm", "saturation", "jacobian_norm_mean", "jacobian_norm_median")},
-    **{name: "grad" for name in (
-        "grad_norm", "grad_norm_q", "grad_norm_k", "grad_norm_v", "grad_norm_attn")},
-}
-# Keys and labels of a history row: constant within a run (they belong in the
-# config) or the step itself (passed as W&B's step).
-NOT_LOGGED = {"run_id", "attention", "d_k", "seed", "task", "optimizer", "experiment", "step"}
-# Per-layer/head columns: entropy_l0h1 (statistics), grad_norm_q_l0 (gradients).
-_SUFFIX = re.compile(r"^(?P<stat>.+?)_l\d+(h\d+)?$")
-
-
-def wandb_key(column: str) -> str | None:
-    """W&B key for a history column, or None when it is not logged per step."""
-    if column in NOT_LOGGED:
-        return None
-    if column in RENAMED:
-        return RENAMED[column]
-    match = _SUFFIX.match(column)
-    stat = match["stat"] if match else column
-    if stat in SECTION_BY_STAT:
-        return f"{SECTION_BY_STAT[stat]}/{column}"
-    return f"other/{column}"
-
-
-def _is_number(value: Any) -> bool:
-    # Python/numpy scalars, and 0-d numpy/jax arrays fetched from the device.
-    # bools are flags, not measurements.
-    if isinstance(value, bool):
-        return False
-    return isinstance(value, numbers.Number) or getattr(value, "ndim", None) == 0
-
-
-def eval_payload(row: Mapping[str, Any]) -> dict[str, float]:
-    """The numeric columns of one history row under their W&B keys."""
-    payload = {}
-    for column, value in row.items():
-        key = wandb_key(column)
-        if key is not None and _is_number(value):
-            payload[key] = float(value)
-    return payload
-
-
-def summary_payload(summary: Mapping[str, Any]) -> dict[str, Any]:
-    """Numbers and strings of the summary; None and NaN (e.g. steps_to_threshold
-    never reached) are left out rather than shown as a misleading value."""
-    out: dict[str, Any] = {}
-    for key, value in summary.items():
-        if isinstance(value, (str, bool)):
-            out[key] = value
-        elif _is_number(value):
-            value = value.item() if hasattr(value, "item") else value
-            if not (isinstance(value, float) and math.isnan(value)):
-                out[key] = value
-    return out
-
-
 # --- the mirror ----------------------------------------------------------------
 
 
 class Mirror:
     """One W&B run, or a no-op when ``run`` is None. Never raises from wandb."""
 
-    def __init__(self, run: Any = None):
+    def __init__(self, run: Any = None, shield: Shield = nullcontext):
         self._run = run
+        self._shield = shield
 
     @property
     def active(self) -> bool:
@@ -175,8 +108,9 @@ class Mirror:
     def finish(self, summary: Mapping[str, Any] | None = None, exit_code: int = 0) -> None:
         """Write the summary and close the run; a second call does nothing.
 
-        A Ctrl-C or SIGTERM during the close waits for it (interrupt.deferred),
-        so that the run is never left half-closed.
+        The close runs inside `shield()` (the app passes interrupt.deferred:
+        a Ctrl-C or SIGTERM during the close waits for it), so that the run is
+        never left half-closed.
         """
         run, self._run = self._run, None
         if run is None:
@@ -186,7 +120,7 @@ class Mirror:
             run.summary.update(summary_payload(summary or {}))
             run.finish(exit_code=exit_code)
 
-        with interrupt.deferred():
+        with self._shield():
             self._guard("finish", close)
 
     def _guard(self, what: str, call) -> None:
@@ -287,7 +221,7 @@ def _init_online(wandb, logger_cfg: Any, results_dir: Path, run_id: str, **run_a
 
 def open_run(logger_cfg: Any, *, run_id: str, results_dir: str | Path,
              config: Mapping[str, Any], tags: list[str] | None = None,
-             group: str | None = None) -> Mirror:
+             group: str | None = None, shield: Shield = nullcontext) -> Mirror:
     """Open the W&B run mirroring local run ``run_id``, or a no-op Mirror.
 
     ``id=run_id`` with ``resume="allow"`` maps a re-run of the same config to
@@ -315,4 +249,4 @@ def open_run(logger_cfg: Any, *, run_id: str, results_dir: str | Path,
         _warn(f"W&B mirror off: wandb.init failed: {_first_line(error)} "
               "(local results are unaffected)")
         return Mirror()
-    return Mirror(run)
+    return Mirror(run, shield)

@@ -18,9 +18,9 @@ import jax.numpy as jnp
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
-from experiments import loop
-from experiments import step as steplib
 from experiments.tasks import TASKS, train_batch
+from experiments.training import loop
+from experiments.training import step as steplib
 
 
 def best_time(call: Callable[[], object], min_time_s: float, min_reps: int = 3) -> float:
@@ -121,7 +121,7 @@ def compile_probe(cache_dir: str, overrides: list[str]) -> dict:
     """Compile one training configuration in a fresh process (the persistent
     cache at `cache_dir`); returns its compile times."""
     env = {**os.environ, "JAX_COMPILATION_CACHE_DIR": cache_dir}
-    proc = subprocess.run([sys.executable, "-m", "experiments.bench_compile", *overrides],
+    proc = subprocess.run([sys.executable, "-m", "experiments.app.bench_compile", *overrides],
                           env=env, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise RuntimeError(f"compile probe failed: {proc.stderr.strip()[-500:]}")

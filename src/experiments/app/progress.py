@@ -11,9 +11,9 @@ import os
 import sys
 
 from rich.console import Console
-
-from experiments.cli import SWEEP_JOBS_ENV
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from experiments.app.errors import SWEEP_JOBS_ENV
 
 console = Console(stderr=True)
 _progress: Progress | None = None

@@ -1,6 +1,6 @@
 """Stopping a command cleanly on Ctrl-C (SIGINT) or SIGTERM.
 
-`guard(command)` wraps a command's Hydra main (cli.make_main). Inside it
+`guard(command)` wraps a command's Hydra main (app.command.make_main). Inside it
 SIGTERM raises KeyboardInterrupt, as Ctrl-C does, so that a batch scheduler's
 stop unwinds like a Ctrl-C: train.py records the run being trained as failed
 (so the next launch re-runs it), closes its W&B run, and every file left
@@ -25,6 +25,8 @@ import sys
 import threading
 from contextlib import contextmanager
 from typing import Iterator
+
+from experiments.app.errors import SWEEP_JOBS_ENV
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 RESUMABLE = ("train",)  # commands whose re-run skips what is finished
@@ -82,8 +84,6 @@ def resume_line(command: str, stop: KeyboardInterrupt) -> str:
     head = f"interrupted ({signal.Signals(signum).name})"
     if command not in RESUMABLE:
         return f"{head}; re-run the same command to start again"
-    from experiments.cli import SWEEP_JOBS_ENV
-
     total = int(os.environ.get(SWEEP_JOBS_ENV) or 0)
     job = getattr(stop, "job", None)
     if job is not None and total:

@@ -15,11 +15,10 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, DictConfig
 
 import attention
-from experiments import memory
-from experiments.inits import INITS
+from experiments.store.wandb_mirror import LoggerConfig, validate_logger
 from experiments.tasks import TASKS, AssocRecallConfig, MQARConfig, VectorRetrievalConfig
-from experiments.wandb_mirror import LoggerConfig, validate_logger
-
+from experiments.training import memory
+from experiments.training.inits import INITS
 
 # --- attention: one schema per variant, holding only its knobs ------------------
 
@@ -153,13 +152,16 @@ class Config:
 def register_schemas() -> None:
     cs = ConfigStore.instance()
     cs.store(name="train_schema", node=Config)
+    # Outside the config groups, so that `--help` does not offer a schema as
+    # an option of its group; each conf/<group>/<name>.yaml pulls in its own
+    # with `- /schema_<group>_<name>@_here_`.
     for name, node in ATTENTION_SCHEMAS.items():
-        cs.store(group="attention", name=f"schema_{name}", node=node)
+        cs.store(name=f"schema_attention_{name}", node=node)
     for name, node in OPTIMIZER_SCHEMAS.items():
-        cs.store(group="optimizer", name=f"schema_{name}", node=node)
+        cs.store(name=f"schema_optimizer_{name}", node=node)
     for node in (AssocRecallConfig, MQARConfig, VectorRetrievalConfig):
-        cs.store(group="task", name=f"schema_{node.name}", node=node)
-    cs.store(group="logger", name="schema_logger", node=LoggerConfig)
+        cs.store(name=f"schema_task_{node.name}", node=node)
+    cs.store(name="schema_logger", node=LoggerConfig)
 
 
 register_schemas()

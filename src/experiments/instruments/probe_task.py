@@ -1,19 +1,19 @@
 """The probe's `task` input model: the harness's own attention layer on real task inputs.
 
-For each (d_k, init) it builds the harness model (experiments.model.init_model;
+For each (d_k, init) it builds the harness model (experiments.training.model.init_model;
 ModelSpec for the probe's `task`, d_model from the probe, 1 layer, 1 head,
 token_shift True, the variant's default options), draws the task's fixed
 validation set (experiments.tasks.fixed_set, the probe's seed, split "val")
 and takes the first examples whose loss positions give >= n_rows query rows.
-It then runs the steps of experiments.model.attention_layer on the query rows
+It then runs the steps of experiments.training.model.attention_layer on the query rows
 at loss positions: x = LN(embed(batch)), q = x_q W_q, k = x W_k, causal mask
-(the same logits and weights as experiments.model.forward; the tests check
+(the same logits and weights as experiments.training.model.forward; the tests check
 this), and reduces them with attention.stats.row_summary (mask = the causal
 mask, row_mask = loss positions).
 
 Keys per row: each query attends to the keys at or before it (causal), so
 rows may differ in key count (mqar); `n_keys` is the mean key count over the
-rows, and the theory (experiments.theory.predict, exactly as for the `model`
+rows, and the theory (experiments.instruments.theory.predict, exactly as for the `model`
 input: LN makes the layer's input unit-variance, so Var(q.k) = d_k (d_model
 s^2)^2, rank d_model) assumes every row has round(n_keys) keys. The theory
 also assumes independent keys; task inputs repeat tokens (a query's own key
@@ -39,8 +39,8 @@ import jax.numpy as jnp
 import numpy as np
 
 import attention
-from experiments import model as harness
 from experiments.tasks import TASKS, fixed_set
+from experiments.training import model as harness
 
 _VALUES, _MODEL = 0x544B56, 0x544B4D  # fold_in tags: task values/directions, model params
 CHUNK_ELEMENTS = 1 << 24

@@ -33,7 +33,7 @@ import os
 from dataclasses import dataclass
 from typing import NamedTuple
 
-EVAL_CHUNK = 128  # = experiments.loop.EVAL_CHUNK (not imported: loop pulls in optax and jax)
+EVAL_CHUNK = 128  # = experiments.training.loop.EVAL_CHUNK (not imported: loop pulls in optax and jax)
 FLOAT_BYTES = 4
 LIMIT_ENV = "ATTN_MEMORY_LIMIT_GB"  # overrides the machine's available memory (tests, shared nodes)
 

@@ -1,4 +1,4 @@
-"""`python -m experiments.bench_compile <train overrides>`: compile one
+"""`python -m experiments.app.bench_compile <train overrides>`: compile one
 training configuration in this fresh process and print its compile times as
 one JSON line (the cold/cached comparison of `experiments.bench`). The
 persistent cache is wherever JAX_COMPILATION_CACHE_DIR points."""
@@ -10,9 +10,12 @@ import time
 
 from hydra import compose, initialize_config_dir
 
-from experiments import config  # registers the schemas
-from experiments import loop, runtime
-from experiments.cli import CONF_DIR
+from experiments.app import (
+    config,  # noqa: F401 - registers the schemas
+    runtime,
+)
+from experiments.app.errors import CONF_DIR
+from experiments.training import loop
 
 
 def main() -> None:

@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from experiments import progress
+from experiments.app import progress
 
 
 def steps(results_dir: str, extra: list[str]) -> list[tuple[str, list[str]]]:

@@ -1,4 +1,4 @@
-"""Where the seeds of a group live: the seed axis spread over devices.
+"""Where the lanes of a group live: the lane axis (today: seeds) spread over devices.
 
 On a CPU, one small model's train step keeps about one core busy, however
 many seeds are vmapped into it. JAX can present the cores as several CPU

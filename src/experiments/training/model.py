@@ -25,7 +25,7 @@ import jax
 import jax.numpy as jnp
 
 import attention
-from experiments.inits import init_projection
+from experiments.training.inits import init_projection
 
 
 class ModelSpec(NamedTuple):

@@ -22,6 +22,9 @@ NOT_IDENTITY = ("results_dir", "overwrite", "progress", "logger", "experiment", 
 # Train keys that change how a run is scheduled, not its numbers: a seed trained
 # in a vmapped group is the same run as that seed trained alone.
 NOT_IDENTITY_TRAIN = ("n_seeds",)
+# Keys added after runs were first recorded: at these values they are left out
+# of the identity, so that every run recorded before the key existed keeps its id.
+LATER_KEYS = {("train", "stop_at_threshold"): False, ("model", "width"): "fixed"}
 FINISHED = ("completed", "diverged")
 PACKAGES = ("jax", "jaxlib", "optax", "hydra-core", "wandb", "pandas", "numpy")
 
@@ -31,6 +34,9 @@ def identity(cfg: DictConfig) -> dict:
     resolved = OmegaConf.to_container(cfg, resolve=True)
     ident = {k: v for k, v in resolved.items() if k not in NOT_IDENTITY}
     ident["train"] = {k: v for k, v in ident["train"].items() if k not in NOT_IDENTITY_TRAIN}
+    for (group, key), default in LATER_KEYS.items():
+        if group in ident and ident[group].get(key, default) == default:
+            ident[group].pop(key, None)
     return ident
 
 

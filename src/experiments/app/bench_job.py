@@ -1,0 +1,158 @@
+"""The speed benchmark as a job: compose training configs, run every
+measurement of instruments.bench_measure, write bench.json and a table of
+figures against their targets. `python -m experiments.bench` runs it."""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hydra import compose, initialize_config_dir
+from hydra.core.config_store import ConfigStore
+from hydra.core.global_hydra import GlobalHydra
+from omegaconf import DictConfig
+
+from experiments.app import progress, runtime
+from experiments.app.errors import CONF_DIR, explain
+from experiments.instruments import bench_measure as measure
+from experiments.store.results import atomic_write_text, package_versions
+
+# key -> (label, target, direction): direction +1 means "at least", -1 "at most"
+TARGETS = {
+    "harness_vs_bare_ratio": ("harness / bare train-step throughput", 0.9, +1),
+    "vmap_seed_speedup": ("vmapped seeds / sequential seeds throughput", 2.0, +1),
+    "compile_cached_over_cold": ("compile time cached / cold", 0.2, -1),
+    "claim_quick_wall_s": ("experiment=claim_quick wall time (s)", 180.0, -1),
+    "fraction_of_matmul_peak": ("train-step GFLOP/s / matmul peak", 0.5, +1),
+    "peak_rss_gb": ("peak resident memory of the quick sweep (GB)", 2.0, -1),
+}
+
+
+@dataclass
+class BenchConfig:
+    results_dir: str = "results"
+    train: list[str] = field(default_factory=lambda: ["experiment=claim_quick"])  # base overrides
+    d_k: int = 64  # for the step and seed comparisons
+    n_seeds: int = 4
+    peak_d_k: int = 1024
+    matmul_sizes: list[int] = field(default_factory=lambda: [1024, 2048])
+    min_time_s: float = 1.0  # least time spent on each timing (best call kept)
+    claim_quick: bool = True  # run the quick sweep (figures 4 and 6)
+    claim_quick_warm: bool = True  # and once more with the cache it filled
+
+
+ConfigStore.instance().store(name="bench_schema", node=BenchConfig)
+
+
+def validate(cfg: DictConfig) -> None:
+    for key in ("d_k", "n_seeds", "peak_d_k"):
+        if cfg[key] < 1:
+            raise ValueError(f"{key}: must be >= 1, got {cfg[key]!r}")
+    if not cfg.matmul_sizes or min(cfg.matmul_sizes) < 1:
+        raise ValueError(f"matmul_sizes: must be a non-empty list of sizes >= 1, "
+                         f"got {list(cfg.matmul_sizes)!r}")
+    if cfg.min_time_s <= 0:
+        raise ValueError(f"min_time_s: must be > 0, got {cfg.min_time_s!r}")
+    _train_cfg(cfg, [])  # the base overrides must compose
+
+
+def _train_cfg(cfg: DictConfig, extra: list[str]) -> DictConfig:
+    from experiments.app import config as schemas
+
+    overrides = [*cfg.train, "logger=none", "progress=false", *extra]
+    try:
+        if GlobalHydra.instance().is_initialized():  # inside the pre-flight or the job
+            train_cfg = compose("train", overrides=overrides)
+        else:
+            with initialize_config_dir(config_dir=CONF_DIR, version_base="1.3"):
+                train_cfg = compose("train", overrides=overrides)
+    except Exception as exc:  # noqa: BLE001 - Hydra/OmegaConf raise many types
+        raise ValueError(f"train: {explain(exc)}") from None
+    schemas.validate(train_cfg)
+    return train_cfg
+
+
+def measure_all(cfg: DictConfig, scratch: Path, log=progress.say) -> dict:
+    out: dict = {}
+    log("1/6 harness step against a bare jitted step")
+    steps = measure.step_times(_train_cfg(cfg, [f"d_k={cfg.d_k}"]), cfg.min_time_s)
+    out.update(steps, harness_vs_bare_ratio=steps["bare_step_s"] / steps["harness_step_s"])
+
+    log(f"2/6 {cfg.n_seeds} seeds vmapped against one after another")
+    out.update(measure.seed_group_times(_train_cfg(cfg, [f"d_k={cfg.d_k}"]), cfg.n_seeds))
+
+    log("3/6 compile time, cold and with the persistent cache (fresh processes)")
+    probe = [*cfg.train, f"d_k={cfg.d_k}", "attention=additive"]  # not compiled above
+    cold = measure.compile_probe(str(scratch / "cache"), probe)
+    cached = measure.compile_probe(str(scratch / "cache"), probe)
+    out.update(compile_cold_s=cold["compile_s"], compile_cached_s=cached["compile_s"],
+               xla_compile_cold_s=cold["xla_compile_s"],
+               xla_compile_cached_s=cached["xla_compile_s"],
+               compile_cached_over_cold=cached["compile_s"] / cold["compile_s"])
+
+    log(f"4/6 float32 matmul peak and the train step at d_k={cfg.peak_d_k}")
+    out.update(measure.matmul_peak_flops(list(cfg.matmul_sizes), cfg.min_time_s))
+    big = measure.step_times(_train_cfg(cfg, [f"d_k={cfg.peak_d_k}"]), cfg.min_time_s)
+    harness_gflops = big["step_flops"] / big["harness_step_s"] / 1e9
+    out.update(peak_step_flops=big["step_flops"], peak_harness_step_s=big["harness_step_s"],
+               peak_bare_step_s=big["bare_step_s"], train_step_gflops=harness_gflops,
+               bare_step_gflops=big["step_flops"] / big["bare_step_s"] / 1e9,
+               fraction_of_matmul_peak=harness_gflops / out["matmul_peak_gflops"])
+
+    out.update(claim_quick_wall_s=None, peak_rss_gb=None)
+    if cfg.claim_quick:
+        log("5/6 experiment=claim_quick end to end, cold compilation cache")
+        command = [sys.executable, "-m", "experiments.train", "-m", *cfg.train,
+                   f"results_dir={scratch / 'claim_quick'}", "progress=false"]
+        env = {**os.environ, "JAX_COMPILATION_CACHE_DIR": str(scratch / "sweep_cache")}
+        cold_sweep = measure.sweep_wall(command, env)
+        out.update(claim_quick_wall_s=cold_sweep["wall_s"], peak_rss_gb=cold_sweep["peak_rss_gb"])
+        if cfg.claim_quick_warm:
+            log("6/6 the same sweep again (overwrite=true), warm cache")
+            warm = measure.sweep_wall([*command, "overwrite=true"], env)
+            out.update(claim_quick_warm_wall_s=warm["wall_s"], peak_rss_warm_gb=warm["peak_rss_gb"])
+    return out
+
+
+def machine() -> dict:
+    import jax
+
+    return {"platform": platform.platform(), "processor": platform.processor(),
+            "cores": runtime.available_cores(), "device": str(jax.devices()[0]),
+            "backend": jax.default_backend(), "versions": package_versions()}
+
+
+def table(figures: dict) -> str:
+    lines = [f"{'figure':<48} {'measured':>10} {'target':>9}  met", "-" * 74]
+    for key, (label, target, direction) in TARGETS.items():
+        value = figures.get(key)
+        if value is None:
+            lines.append(f"{label:<48} {'not run':>10} {'':>9}")
+            continue
+        met = value >= target if direction > 0 else value <= target
+        sign = ">=" if direction > 0 else "<="
+        lines.append(f"{label:<48} {value:>10.3f} {sign + format(target, 'g'):>9}  "
+                     f"{'yes' if met else 'NO'}")
+    return "\n".join(lines)
+
+
+def run(cfg: DictConfig) -> dict:
+    # this process as a training job sets itself up: devices, threads, cache
+    runtime.configure(_train_cfg(cfg, []).runtime)
+    scratch = Path(tempfile.mkdtemp(prefix="attn-bench-"))
+    try:
+        figures = measure_all(cfg, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    report = {**figures, "machine": machine(),
+              "targets": {k: {"target": t, "at_least": d > 0} for k, (_, t, d) in TARGETS.items()}}
+    path = Path(cfg.results_dir) / "bench.json"
+    atomic_write_text(path, json.dumps(report, indent=2, sort_keys=True) + "\n")
+    print(table(figures))
+    print(f"wrote {path}")
+    return report

@@ -1,0 +1,33 @@
+"""A console entry point from a command's three parts: its config name, its
+`run(cfg)` and its validator. Pre-flight first, then Hydra, all of it under the
+interrupt guard so that Ctrl-C anywhere ends in one line."""
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Callable
+
+from omegaconf import DictConfig
+
+from experiments.app import interrupt
+from experiments.app.errors import CONF_DIR
+from experiments.app.preflight import Validator, check_command_line
+
+
+def make_main(config_name: str, run: Callable[[DictConfig], object],
+              validate: Validator) -> Callable[[], None]:
+    """A console entry point: pre-flight, then `run(cfg)` under hydra.main."""
+    import hydra
+
+    @hydra.main(config_path=CONF_DIR, config_name=config_name, version_base="1.3")
+    def _hydra_main(cfg: DictConfig):
+        return run(cfg)
+
+    def main() -> None:
+        # jax logs at INFO that it found no TPU; Hydra's logging setup would show it
+        logging.getLogger("jax._src.xla_bridge").setLevel(logging.WARNING)
+        with interrupt.guard(config_name):  # Ctrl-C in the pre-flight too: one line
+            check_command_line(config_name, sys.argv[1:], validate)
+            _hydra_main()
+
+    return main

@@ -1,0 +1,83 @@
+"""One-line errors for user mistakes: the error type, the exit code, and the
+translation of Hydra/OmegaConf composition errors into `key: what is allowed`.
+
+The bottom of the app layer: every command module may import it; it imports
+nothing of the project.
+"""
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+CONF_DIR = (Path(__file__).resolve().parents[3] / "conf").as_posix()
+EXIT_USAGE = 2
+SWEEP_JOBS_ENV = "ATTN_SWEEP_JOBS"  # read by experiments.app.progress for the sweep bar
+
+
+class ConfigError(ValueError):
+    """A user mistake in the configuration; its message is one line."""
+
+
+def fail(message: str) -> None:
+    """Print `error: <message>` as one line on stderr and exit with code 2."""
+    line = " ".join(part.strip() for part in str(message).splitlines() if part.strip())
+    print(f"error: {line}", file=sys.stderr)
+    raise SystemExit(EXIT_USAGE)
+
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else text
+
+
+def explain(exc: BaseException) -> str:
+    """One line from an OmegaConf/Hydra composition error."""
+    from omegaconf.errors import OmegaConfBaseException
+
+    causes = []
+    e: BaseException | None = exc
+    while e is not None:
+        causes.append(e)
+        e = e.__cause__ or e.__context__
+    for e in causes:
+        if isinstance(e, OmegaConfBaseException) and getattr(e, "full_key", None):
+            key, msg = e.full_key, _first_line(str(e))
+            m = re.match(r"Key '(.+)' not in '(.+)'|Key '(.+)' is not in struct", msg)
+            if m:
+                allowed = _allowed_keys(e)
+                return f"{key}: unknown key; allowed keys here: {allowed}"
+            m = re.match(r"Value '(.*?)' (?:of type '.*?' )?could not be converted to (\w+)", msg)
+            if m:
+                return f"{key}: expected {m.group(2).lower()}, got {m.group(1)!r}"
+            m = re.match(r"Value '(.*?)' is not a valid bool", msg)
+            if m:
+                return f"{key}: expected true or false, got {m.group(1)!r}"
+            m = re.match(r"Invalid value assigned: (\w+) is not a ListConfig", msg)
+            if m:
+                return f"{key}: expected a list such as [a,b], got a {m.group(1)}"
+            return f"{key}: {msg}"
+    msg = str(exc)
+    m = re.search(r"Could not find '([^']+)/([^']+)'\s*\nAvailable options in '[^']+':\s*\n(.*)", msg, re.S)
+    if m:
+        listed = m.group(3).split("Config search path")[0].splitlines()
+        options = ", ".join(line.strip() for line in listed
+                            if line.strip() and not line.strip().startswith("schema_"))
+        return f"{m.group(1)}: unknown option {m.group(2)!r}; allowed: {options}"
+    m = re.search(r"Could not override '([^']+)'", msg)
+    if m and (Path(CONF_DIR) / m.group(1)).is_dir():
+        return (f"{m.group(1)}: cannot be set on this command's command line: '{m.group(1)}' "
+                f"is also a config group of experiments.train (conf/{m.group(1)}/)")
+    if m:
+        return f"{m.group(1)}: unknown key (a typo? see `--cfg job` for the valid keys)"
+    return _first_line(msg)
+
+
+def _allowed_keys(e) -> str:
+    obj = getattr(e, "object_type", None)
+    if obj is not None and hasattr(obj, "__dataclass_fields__"):
+        return ", ".join(f for f in obj.__dataclass_fields__ if f != "defaults")
+    parent = getattr(e, "parent_node", None)
+    if parent is not None:
+        return ", ".join(str(k) for k in parent.keys())
+    return "see `--cfg job`"

@@ -1,0 +1,157 @@
+"""A training job: the runs of one composed config, skipped, trained and recorded.
+
+`run(cfg)` is what `python -m experiments.train` runs for each Hydra job.
+With train.n_seeds=S a job trains seeds seed .. seed+S-1 together as one
+vmapped program (training.loop); each seed is still its own run (folder,
+summary, W&B run), with the run id it would have alone, so a relaunch with
+another S skips what is done. A run whose summary says completed (or
+diverged) is skipped unless overwrite=true.
+"""
+from __future__ import annotations
+
+import time
+import traceback
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+
+from omegaconf import DictConfig, OmegaConf
+
+from experiments.app import interrupt, progress, runtime
+from experiments.store import results
+from experiments.store.wandb_mirror import Mirror, open_run
+from experiments.training.loop import summarize, train_seeds
+
+
+def _job_num() -> int | None:
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
+
+    try:
+        hc = HydraConfig.get()
+    except ValueError:  # not under Hydra (tests call run() directly)
+        return None
+    return hc.job.num if hc.mode == RunMode.MULTIRUN else None
+
+
+def keys_of(cfg: DictConfig, rid: str) -> dict:
+    return {"run_id": rid, "attention": cfg.attention.name, "d_k": int(cfg.d_k),
+            "seed": int(cfg.seed), "task": cfg.task.name, "optimizer": cfg.optimizer.name,
+            "experiment": cfg.experiment}
+
+
+def _fmt(summary: dict, keys: dict) -> str:
+    acc = summary.get("test_accuracy")
+    stt = summary.get("steps_to_threshold")
+    return (f"{keys['attention']:>9} d_k={keys['d_k']:<5} seed={keys['seed']} "
+            f"{keys['task']}/{keys['optimizer']}: {summary['status']}, "
+            f"test acc {'-' if acc is None else f'{acc:.3f}'}, "
+            f"steps to {summary['threshold']:g}: {'never' if stt is None else stt}, "
+            f"{summary['wall_time_s']:.1f} s")
+
+
+def run(cfg: DictConfig) -> list[dict]:
+    """Train one configuration, or train.n_seeds seeds of it as one vmapped
+    program, and write each seed's results; returns one summary per seed."""
+    job_num = _job_num()
+    progress.sweep_started(job_num)
+    runtime.configure(cfg.runtime, job_num)
+    try:
+        return _run(cfg, multirun=job_num is not None)
+    finally:
+        progress.sweep_job_done()
+
+
+@dataclass
+class Member:
+    """One seed of a job: its config, run id and folder."""
+    cfg: DictConfig
+    rid: str
+    folder: Path
+    keys: dict
+
+
+def members(cfg: DictConfig) -> list[Member]:
+    out = []
+    for seed in range(cfg.seed, cfg.seed + cfg.train.n_seeds):
+        member_cfg = cfg.copy()
+        member_cfg.seed = seed
+        rid = results.run_id(member_cfg)
+        out.append(Member(member_cfg, rid, results.run_dir(cfg.results_dir, rid),
+                          keys_of(member_cfg, rid)))
+    return out
+
+
+def _run(cfg: DictConfig, multirun: bool) -> list[dict]:
+    group = members(cfg)
+    done, todo = {}, []
+    for m in group:
+        finished = None if cfg.overwrite else results.read_summary(m.folder)
+        if finished and finished.get("status") in results.FINISHED:
+            progress.say(f"skip {m.rid}: already {finished['status']}")
+            done[m.rid] = finished
+        else:
+            todo.append(m)
+    if todo:
+        done.update(zip([m.rid for m in todo], _train(cfg, todo, multirun)))
+    return [done[m.rid] for m in group]
+
+
+def _train(cfg: DictConfig, todo: list[Member], multirun: bool) -> list[dict]:
+    """Train the seeds in `todo` together; write and mirror each one's results."""
+    seeds = [m.cfg.seed for m in todo]
+    label = f"s{seeds[0]}" if len(seeds) == 1 else f"s{seeds[0]}-{seeds[-1]}"
+    bar = progress.RunBar(f"{cfg.attention.name} d_k={cfg.d_k} {label}", cfg.train.steps,
+                          enabled=cfg.progress)
+    started = time.time()
+    histories: list[list[dict]] = [[] for _ in todo]
+    summaries = [{**m.keys, "threshold": cfg.train.threshold, "steps": cfg.train.steps,
+                  "versions": results.package_versions()} for m in todo]
+    mirrors = [Mirror() for _ in todo]  # no-ops until opened
+    with ExitStack() as stack:  # whatever happens, every opened W&B run is closed
+
+        def on_eval(i, row):
+            histories[i].append({**todo[i].keys, **row})
+            mirrors[i].log_eval(row, row["step"])
+
+        try:
+            for i, m in enumerate(todo):
+                results.write_config(m.folder, m.cfg)
+                mirrors[i] = stack.enter_context(_open_mirror(m))
+            outcomes = train_seeds(cfg, seeds, on_eval=on_eval, on_steps=bar.advance)
+        except BaseException as exc:
+            with interrupt.deferred():  # a second Ctrl-C still stops at once
+                for i, m in enumerate(todo):
+                    summaries[i].update(status="failed", error=f"{type(exc).__name__}: {exc}")
+                    _record(m.folder, histories[i], summaries[i], started, mirrors[i], 1)
+            bar.close()
+            if multirun and isinstance(exc, Exception):
+                progress.say(f"FAILED {', '.join(m.rid for m in todo)}: {summaries[0]['error']}")
+                progress.say(traceback.format_exc(limit=3))
+                return summaries
+            raise
+        with interrupt.deferred():
+            for i, m in enumerate(todo):
+                summaries[i].update(summarize(outcomes[i], cfg.train.threshold))
+                _record(m.folder, histories[i], summaries[i], started, mirrors[i], 0)
+        bar.close()
+    for m, summary in zip(todo, summaries):
+        progress.say(_fmt(summary, m.keys))
+    return summaries
+
+
+def _open_mirror(m: Member):
+    plain = {k: v for k, v in OmegaConf.to_container(m.cfg, resolve=True).items() if k != "hydra"}
+    tags = [m.cfg.attention.name, f"d_k={m.cfg.d_k}", m.cfg.task.name, m.cfg.optimizer.name]
+    return open_run(m.cfg.logger, run_id=m.rid, results_dir=m.cfg.results_dir, config=plain,
+                    tags=tags, group=m.cfg.experiment, shield=interrupt.deferred)
+
+
+def _record(folder, rows, summary, started, mirror, exit_code: int) -> None:
+    """Write the run's history, close its W&B run, and write its summary last:
+    summary.json is what marks a run finished, so a kill at any point before
+    it leaves a run that the next launch trains again."""
+    summary["wall_time_s"] = time.time() - started
+    results.write_history(folder, rows)
+    mirror.finish(summary, exit_code=exit_code)
+    results.write_summary(folder, summary)

@@ -1,0 +1,162 @@
+"""Collect: the run folders of a results folder as one table of runs and one of histories.
+
+Reads ${results_dir}/runs/*/ and writes ${results_dir}/summary.parquet (one
+row per run: summary metrics and the flattened config, dotted keys, and the
+run's `status`: completed | diverged | failed) and ${results_dir}/history.parquet
+(every evaluation row of every run).
+
+A run folder that cannot be read as a whole (no summary.json, a summary.json
+that is not JSON or says the run is still running, an unreadable
+history.parquet or config.yaml) is incomplete: it is skipped and named in one
+line, never a crash. A failed run is collected with status failed and named
+too (a relaunch of the sweep retries it).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+from omegaconf import DictConfig, OmegaConf
+
+RECORDED = ("completed", "diverged", "failed")  # statuses a finished job writes
+LISTED = 5  # run ids named in a report line before "..."
+
+
+def _flatten(tree: dict, prefix: str = "") -> dict:
+    flat = {}
+    for key, value in tree.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            flat.update(_flatten(value, f"{name}."))
+        elif isinstance(value, list):
+            flat[name] = json.dumps(value)
+        else:
+            flat[name] = value
+    return flat
+
+
+def run_folders(results_dir: str | Path) -> list[Path]:
+    return sorted(p for p in (Path(results_dir) / "runs").glob("*") if p.is_dir())
+
+
+class Incomplete(Exception):
+    """A run folder that cannot be collected; the message says why."""
+
+
+def _read_summary(folder: Path) -> dict:
+    path = folder / "summary.json"
+    try:
+        summary = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise Incomplete("no summary.json") from None
+    except (OSError, ValueError):  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        raise Incomplete("summary.json is not JSON") from None
+    if not isinstance(summary, dict):
+        raise Incomplete("summary.json is not a JSON object")
+    if summary.get("status") not in RECORDED:
+        raise Incomplete(f"status {summary.get('status')!r}")
+    return summary
+
+
+def _read_config(folder: Path) -> dict:
+    path = folder / "config.yaml"
+    if not path.exists():
+        return {}
+    try:
+        config = OmegaConf.to_container(OmegaConf.load(path))
+    except Exception:  # yaml and OmegaConf errors come in many types
+        raise Incomplete("config.yaml is not readable") from None
+    if not isinstance(config, dict):
+        raise Incomplete("config.yaml is not a mapping")
+    return config
+
+
+def _read_history(folder: Path, status: str) -> pd.DataFrame | None:
+    path = folder / "history.parquet"
+    if not path.exists():
+        if status == "failed":  # may have failed before its first evaluation
+            return None
+        raise Incomplete("no history.parquet")
+    try:
+        return pd.read_parquet(path)
+    except Exception:  # pyarrow's errors for a truncated or foreign file vary
+        raise Incomplete("history.parquet is not readable") from None
+
+
+def check_folder(folder: Path) -> dict:
+    """The summary of a run folder that looks complete (cheap: no parquet is read)."""
+    summary = _read_summary(folder)
+    path = folder / "history.parquet"
+    if path.exists():
+        import pyarrow.parquet as pq
+
+        try:
+            pq.read_metadata(path)
+        except Exception:
+            raise Incomplete("history.parquet is not readable") from None
+    elif summary["status"] != "failed":
+        raise Incomplete("no history.parquet")
+    return summary
+
+
+def read_run(folder: Path) -> tuple[dict, pd.DataFrame | None]:
+    """(summary row, history) of one run; Incomplete when a file is missing or unreadable."""
+    summary = _read_summary(folder)
+    config = _read_config(folder)
+    history = _read_history(folder, summary["status"])
+    summary = {"run_id": folder.name, **{k: v for k, v in summary.items() if k != "versions"}}
+    # summary keys win over config keys of the same name
+    return {**_flatten(config), **summary}, history
+
+
+def collect_runs(results_dir: str | Path) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, str]]:
+    """(summary, history, {run id: why incomplete}) of the runs under results_dir (no writes)."""
+    rows, histories, incomplete = [], [], {}
+    for folder in run_folders(results_dir):
+        try:
+            row, history = read_run(folder)
+        except Incomplete as why:
+            incomplete[folder.name] = str(why)
+            continue
+        rows.append(row)
+        if history is not None and len(history):
+            histories.append(history)
+    summary = pd.DataFrame(rows)
+    history = pd.concat(histories, ignore_index=True) if histories else pd.DataFrame()
+    if "steps_to_threshold" in summary:
+        summary["steps_to_threshold"] = summary["steps_to_threshold"].astype("Int64")
+    return summary, history, incomplete
+
+
+def collect(results_dir: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(summary, history) frames of every collectable run under results_dir (no writes)."""
+    summary, history, _ = collect_runs(results_dir)
+    return summary, history
+
+
+def list_ids(ids: list[str]) -> str:
+    return ", ".join(ids[:LISTED]) + (f", ... ({len(ids) - LISTED} more)" if len(ids) > LISTED else "")
+
+
+def validate(cfg: DictConfig) -> None:
+    """results_dir holds run folders and at least one of them can be collected."""
+    root = Path(cfg.results_dir)
+    if not root.is_dir():
+        raise ValueError(f"results_dir: {str(root)!r} does not exist (run experiments.train first, "
+                         "or pass results_dir=<folder with runs/>)")
+    folders = run_folders(root)
+    if not folders:
+        raise ValueError(f"results_dir: no run folders under {str(root / 'runs')!r} "
+                         "(run experiments.train first)")
+    why = {}
+    for folder in folders:
+        try:
+            check_folder(folder)
+            return
+        except Incomplete as exc:
+            why[folder.name] = str(exc)
+    first = next(iter(why.items()))
+    raise ValueError(f"results_dir: none of the {len(folders)} run folders under "
+                     f"{str(root / 'runs')!r} is complete (e.g. {first[0]}: {first[1]}); "
+                     "re-run the sweep to finish them")
