@@ -19,8 +19,10 @@ import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 from experiments.tasks import TASKS, train_batch
+from experiments.training import group as grouplib
 from experiments.training import loop
 from experiments.training import step as steplib
+from experiments.training.model import init_model
 
 
 def best_time(call: Callable[[], object], min_time_s: float, min_reps: int = 3) -> float:
@@ -46,12 +48,12 @@ def bare_step(cfg: DictConfig, seed: int = 0):
     """The model's train step stripped to what any JAX user would write: loss,
     grad, optimizer update, one fixed batch, no measurements, no data stream.
     Returns (compiled step, params, opt_state, batch)."""
-    task_cfg = loop._task_object(OmegaConf.to_container(cfg.task, resolve=True))
-    spec = loop.model_spec(cfg, task_cfg)
+    task_cfg = grouplib.task_object(OmegaConf.to_container(cfg.task, resolve=True))
+    spec = grouplib.model_spec(cfg, task_cfg)
     tx = steplib.make_optimizer(cfg.optimizer, cfg.train)
     batch = train_batch(TASKS[cfg.task.name], task_cfg, seed, 0, cfg.train.batch_size)
     n_queries = int(np.asarray(batch["loss_mask"]).sum(-1).max())
-    params = loop.init_model(spec, jax.random.PRNGKey(seed))
+    params = init_model(spec, jax.random.PRNGKey(seed))
 
     def step(params, opt_state, batch):
         (loss, _), grads = jax.value_and_grad(steplib.loss_fn, has_aux=True)(
@@ -68,7 +70,7 @@ def step_times(cfg: DictConfig, min_time_s: float) -> dict:
     """Seconds per train step: the harness's chunk (lax.scan over eval_every
     steps, batches drawn in the graph, measurements) against the bare step
     called from a Python loop. Same model, batch size and optimizer."""
-    group = loop.prepare(cfg, [cfg.seed])
+    group = grouplib.prepare(cfg, loop.lanes_of(cfg)[:1])
     length = max(group.chunks)
     chunk = group.chunks[length]
     box = {"state": group.state}
