@@ -95,6 +95,9 @@ def test_stop_at_threshold(tmp_path):
     hist = _history(results.run_dir(tmp_path / "stop", fast["run_id"]))
     assert hist["step"].iloc[-1] == stt and (hist["accuracy"].iloc[:-1] < 0.3).all()
     assert hist["accuracy"].iloc[-1] >= 0.3
+    # its AUC holds the last accuracy over the rest of the budget's 21 evaluations
+    held = [*hist["accuracy"], *[hist["accuracy"].iloc[-1]] * (21 - len(hist))]
+    assert fast["accuracy_auc"] == pytest.approx(np.mean(held)) and fast["stopped_at_threshold"]
     # the slow lane never got there: it trained the whole budget
     assert slow["steps_to_threshold"] is None and slow["steps_done"] == 400
     [same] = train.run(compose_train("optimizer.lr=1e-2", f"train.steps={stt}", "train.eval_every=20",

@@ -22,7 +22,7 @@ from experiments.app import interrupt, progress, runtime
 from experiments.store import results
 from experiments.store.wandb_mirror import Mirror, open_run
 from experiments.training.group import Lane
-from experiments.training.loop import lanes_of, summarize, train_lanes
+from experiments.training.loop import eval_steps, lanes_of, summarize, train_lanes
 
 
 def _job_num() -> int | None:
@@ -140,7 +140,7 @@ def _train(cfg: DictConfig, todo: list[Member], multirun: bool) -> list[dict]:
             raise
         with interrupt.deferred():
             for i, m in enumerate(todo):
-                summaries[i].update(summarize(outcomes[i], cfg.train.threshold))
+                summaries[i].update(summarize(outcomes[i], cfg.train.threshold, eval_steps(cfg.train)))
                 _record(m.folder, histories[i], summaries[i], started, mirrors[i], 0)
         bar.close()
     for m, summary in zip(todo, summaries):

@@ -94,16 +94,46 @@ def step_times(cfg: DictConfig, min_time_s: float) -> dict:
     return {"harness_step_s": harness, "bare_step_s": bare, "step_flops": _flops(compiled)}
 
 
-def seed_group_times(cfg: DictConfig, n_seeds: int) -> dict:
+def seed_group_times(cfg: DictConfig, n_seeds: int, repeats: int = 5) -> dict:
     """Training time (compile excluded) of n_seeds seeds vmapped against the
-    same seeds one after another; each compiled and warmed up first."""
+    same seeds one after another, each compiled and warmed up first; the two
+    are timed in alternation `repeats` times and the ratio of each pair kept,
+    so that a burst of load on a shared machine hits one pair, not the median."""
     seeds = list(range(cfg.seed, cfg.seed + n_seeds))
-    loop.train_seeds(cfg, seeds[:1])  # compile both programs before timing
-    loop.train_seeds(cfg, seeds)
-    sequential = sum(loop.train_seeds(cfg, [s])[0].train_time_s for s in seeds)
-    vmapped = loop.train_seeds(cfg, seeds)[0].train_time_s
-    return {"sequential_train_s": sequential, "vmapped_train_s": vmapped,
-            "vmap_seed_speedup": sequential / vmapped}
+    for group in ([seeds[0]], seeds):  # compile both programs, then a quiet warm-up run
+        loop.train_seeds(cfg, group)
+        loop.train_seeds(cfg, group)
+    ratios, sequential, vmapped = [], [], []
+    for _ in range(repeats):
+        sequential.append(sum(loop.train_seeds(cfg, [s])[0].train_time_s for s in seeds))
+        vmapped.append(loop.train_seeds(cfg, seeds)[0].train_time_s)
+        ratios.append(sequential[-1] / vmapped[-1])
+    return {"sequential_train_s": float(np.median(sequential)),
+            "vmapped_train_s": float(np.median(vmapped)),
+            "vmap_seed_speedup": float(np.median(ratios)),
+            "vmap_seed_speedup_min": float(min(ratios)), "vmap_seed_speedup_max": float(max(ratios)),
+            "vmap_seed_speedup_repeats": repeats}
+
+
+def lane_throughput(cfg: DictConfig, lane_counts: list[int], min_time_s: float) -> dict:
+    """Run-steps per second (lanes x train steps per second of the group's
+    compiled chunk, evaluations left out) for each lane count: lanes are
+    seeds x rates of one program, so the count alone sets the work."""
+    out = {}
+    for n in lane_counts:
+        lanes = [grouplib.Lane(cfg.seed + i, float(cfg.optimizer.lr)) for i in range(n)]
+        group = grouplib.prepare(cfg, lanes)
+        length = max(group.chunks)
+        chunk, box = group.chunks[length], {"state": group.state}
+
+        def call():
+            box["state"], measured, _ = chunk(box["state"])
+            return measured
+
+        out[str(n)] = n * length / best_time(call, min_time_s)
+        del group, box
+        grouplib.release_compiled()
+    return out
 
 
 def matmul_peak_flops(sizes: list[int], min_time_s: float) -> dict:

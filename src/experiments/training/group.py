@@ -68,6 +68,11 @@ def _compiled(spec: ModelSpec, opt_key: tuple, train_key: tuple, task_key: tuple
                                    train_cfg.divergence_loss)
 
 
+def release_compiled() -> None:
+    """Drop the cached programs (and the executables they keep alive)."""
+    _compiled.cache_clear()
+
+
 def task_object(task_dict: dict):
     """The task's config dataclass (what the task functions expect)."""
     return TASKS[task_dict["name"]].config_cls(**task_dict)

@@ -32,6 +32,7 @@ class RunResult:
     steps_done: int = 0
     n_params: int = 0
     n_seeds_vmapped: int = 1
+    stopped_at_threshold: bool = False
 
 
 def _host_per_lane(tree, n_lanes: int) -> list[dict]:
@@ -153,6 +154,7 @@ def train_lanes(cfg: DictConfig, lanes: list[Lane],
                     active.remove(i)
                 elif i in reached:
                     results[i].steps_done, ended[i] = step, True
+                    results[i].stopped_at_threshold = True
                     active.remove(i)
             if final or not active:
                 break
@@ -173,9 +175,21 @@ def train_lanes(cfg: DictConfig, lanes: list[Lane],
     return results
 
 
-def summarize(result: RunResult, threshold: float) -> dict:
-    """The summary metrics of a run from its evaluation rows."""
+def eval_steps(train_cfg) -> list[int]:
+    """The steps a run of the whole budget is evaluated at."""
+    return sorted({*range(0, train_cfg.steps, train_cfg.eval_every), train_cfg.steps})
+
+
+def summarize(result: RunResult, threshold: float, budget_steps: list[int] | None = None) -> dict:
+    """The summary metrics of a run from its evaluation rows.
+
+    A run that stopped at the threshold has its last accuracy held over the
+    rest of `budget_steps` (the evaluation grid of the whole budget) in its
+    AUC, so that stopping early never lowers the area against a run that
+    trained the whole budget."""
     acc = [r["accuracy"] for r in result.rows]
+    if result.stopped_at_threshold and budget_steps and acc:
+        acc += [acc[-1]] * sum(1 for s in budget_steps if s > result.rows[-1]["step"])
     reached = [r["step"] for r in result.rows if r["accuracy"] >= threshold]
     return {
         "status": result.status,
@@ -190,4 +204,5 @@ def summarize(result: RunResult, threshold: float) -> dict:
         "steps_done": result.steps_done,
         "n_params": result.n_params,
         "n_seeds_vmapped": result.n_seeds_vmapped,
+        "stopped_at_threshold": result.stopped_at_threshold,
     }
