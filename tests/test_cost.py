@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
+from experiments import cost as cost_command
 from experiments.instruments import cost
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,7 +39,7 @@ def test_quick_preset_from_the_command_line(tmp_path):
 def test_tiny_budget_skips_with_a_note(tmp_path):
     cfg = make_cfg(ns=[64, 128], d_ks=[16], impls=["scaled", "additive"], memory_budget_gb=1e-5,
                    results_dir=str(tmp_path))
-    frame = cost.run(cfg)
+    frame = cost_command.run(cfg)
     assert frame.skipped.all() and frame.note.str.contains(r"^predicted .* GB > budget .* GB$").all()
     assert pd.read_parquet(tmp_path / "cost.parquet").shape == frame.shape
 
@@ -47,7 +48,7 @@ def test_budget_skips_only_the_additive_cells(tmp_path):
     # 4 * 1 * 64^2 * 16 * 3 bytes ~ 0.8 MB for additive; scaled's [B, n, n] is 16x smaller
     cfg = make_cfg(ns=[64], d_ks=[16], batch=1, repeats=1, warmup=0, memory_budget_gb=2e-4,
                    impls=["scaled", "additive"], results_dir=str(tmp_path))
-    frame = cost.run(cfg)
+    frame = cost_command.run(cfg)
     assert not frame[frame.impl == "scaled"].skipped.any()
     assert frame[frame.impl == "additive"].skipped.all()
 

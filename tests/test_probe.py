@@ -11,6 +11,7 @@ import pytest
 from omegaconf import OmegaConf
 
 import attention
+from experiments import probe as probe_command
 from experiments.instruments import probe
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,7 +71,7 @@ def test_deterministic_and_written(tmp_path):
     cfg = make_cfg(variants=["scaled", "additive", "cosine"], d_ks=[8], n_rows=128,
                    input_model="both", init="xavier", theory_rows=2000,
                    results_dir=str(tmp_path))
-    a = probe.run(cfg)
+    a = probe_command.run(cfg)
     b = pd.read_parquet(tmp_path / "probe.parquet")
     c = probe.probe(cfg, log=lambda *_: None)
     pd.testing.assert_frame_equal(a, b)

@@ -32,7 +32,7 @@ def _python(code: str, **env) -> dict:
 def test_limit_threads_pins_the_job_to_its_share():
     got = _python(
         "import json, os\n"
-        "from experiments import runtime\n"
+        "from experiments.app import runtime\n"
         "runtime.limit_threads(1, job_num=1)\n"
         "runtime.set_cpu_devices(1)\n"
         "import jax\n"
@@ -46,7 +46,7 @@ def test_persistent_cache_is_written_and_read(tmp_path):
     code = (
         "import json, time, jax, jax.numpy as jnp\n"
         "from pathlib import Path\n"
-        "from experiments import runtime\n"
+        "from experiments.app import runtime\n"
         f"runtime.configure_cache(True, Path({str(tmp_path)!r}))\n"
         "f = jax.jit(lambda x: jnp.tanh(x @ x.T).sum())\n"
         "x = jnp.ones((64, 64))\n"
@@ -64,7 +64,7 @@ def test_cache_off_writes_nothing(tmp_path):
     _python(
         "import json, jax, jax.numpy as jnp\n"
         "from pathlib import Path\n"
-        "from experiments import runtime\n"
+        "from experiments.app import runtime\n"
         f"runtime.configure_cache(False, Path({str(tmp_path)!r}))\n"
         "jax.jit(lambda x: x * 2).lower(jnp.ones(3)).compile()\n"
         "print(json.dumps({}))", JAX_COMPILATION_CACHE_DIR="")

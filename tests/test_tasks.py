@@ -206,7 +206,7 @@ def test_get_task_unknown_lists_valid_names():
 def test_yaml_matches_schema_and_defaults(name):
     spec = TASKS[name]
     yaml = OmegaConf.load(CONF / f"{name}.yaml")
-    assert list(yaml.pop("defaults")) == [f"schema_{name}", "_self_"]  # typed by its schema
+    assert list(yaml.pop("defaults")) == [f"/schema_task_{name}@_here_", "_self_"]  # typed by its schema
     merged = OmegaConf.merge(OmegaConf.structured(spec.config_cls), yaml)  # fails on unknown keys
     cfg = OmegaConf.to_object(merged)
     assert cfg == spec.config_cls() and cfg.name == name
