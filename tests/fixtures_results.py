@@ -17,7 +17,7 @@ import pandas as pd
 
 VARIANTS = ("scaled", "unscaled", "additive", "mup", "qk_norm", "cosine", "ssmax")
 D_KS = (16, 32, 64, 128)
-SEEDS = (0, 1, 2)
+N_SEEDS = 3
 # (task, optimizer) -> variants run there; the second is a smaller quality-only sweep.
 CONDITIONS = {("assoc_recall", "adam"): VARIANTS, ("mqar", "sgd"): ("scaled", "unscaled", "additive")}
 STEPS = tuple(range(0, 301, 50))
@@ -58,24 +58,26 @@ def _end_logit_std(variant: str, d_k: int, init_std: float, mup_flat: bool) -> f
     return base * (d_k / D_KS[0]) ** growth + 0.5
 
 
-def _curve(variant: str, d_k: int, seed: int, additive_wins: bool) -> np.ndarray:
+def _curve(variant: str, d_k: int, seed: int, additive_wins: bool, alike_small: bool) -> np.ndarray:
     slow = variant == "unscaled" and additive_wins
-    tau = 40.0 * (d_k / 16 if slow else 1.0) * (1 + 0.05 * seed)
+    fast = variant == "additive" and not alike_small  # ahead at every d_k, the smallest too
+    tau = 40.0 * (d_k / 16 if slow else 1.0) * (0.5 if fast else 1.0) * (1 + 0.05 * seed)
     final = 0.97 - (0.1 * np.log2(d_k / 16) if slow else 0.0)
     return final * (1 - np.exp(-np.asarray(STEPS) / tau))
 
 
-def _rows(unscaled_saturates: bool, additive_wins: bool, mup_flat: bool):
+def _rows(unscaled_saturates: bool, additive_wins: bool, mup_flat: bool, alike_small: bool,
+          width: str, n_seeds: int):
     rng = np.random.default_rng(0)
     history, summary = [], []
     for (task, optimizer), variants in CONDITIONS.items():
         for variant in variants:
             for d_k in D_KS:
-                for seed in SEEDS:
+                for seed in range(n_seeds):
                     run_id = f"synthetic-{task}-{optimizer}-{variant}-dk{d_k}-s{seed}"
                     keys = dict(run_id=run_id, attention=variant, d_k=d_k, seed=seed, task=task,
                                 optimizer=optimizer, experiment="synthetic")
-                    acc = _curve(variant, d_k, seed, additive_wins)
+                    acc = _curve(variant, d_k, seed, additive_wins, alike_small)
                     var0 = _init_logit_var(variant, d_k, unscaled_saturates) * np.exp(rng.normal(0, 0.05))
                     std_end = _end_logit_std(variant, d_k, np.sqrt(var0), mup_flat)
                     for i, step in enumerate(STEPS):
@@ -96,29 +98,45 @@ def _rows(unscaled_saturates: bool, additive_wins: bool, mup_flat: bool):
                         steps_to_threshold=float(STEPS[reached[0]]) if len(reached) else None,
                         accuracy_auc=float(acc.mean()), wall_time_s=30.0, compile_time_s=5.0,
                         steps_per_s=10.0, steps=STEPS[-1], threshold=THRESHOLD,
-                        **{"train.lr": 1e-3, "train.batch_size": 64, "task.n_keys": N_KEYS}))
+                        **{"train.lr": 1e-3, "train.batch_size": 64, "task.n_keys": N_KEYS,
+                           "model.width": width, "model.d_model": 64}))
     return pd.DataFrame(history), pd.DataFrame(summary)
 
 
-def _probe(unscaled_saturates: bool) -> pd.DataFrame:
+def _scaled_drifts(stats: dict, var: float, d_k: int) -> tuple[dict, float]:
+    """Scaled's init statistics moving with d_k where the claim says they stay put: variance
+    slope +0.5, entropy -0.05 and saturated share +0.05 per doubling, median ‖J‖ slope -0.5."""
+    doublings = np.log2(d_k / D_KS[0])
+    stats = dict(stats, entropy_norm=stats["entropy_norm"] - 0.05 * doublings,
+                 saturation=stats["saturation"] + 0.05 * doublings,
+                 jacobian_norm_median=stats["jacobian_norm_median"] * 2 ** (-0.5 * doublings))
+    return stats, var * 2 ** (0.5 * doublings)
+
+
+def _probe(unscaled_saturates: bool, scaled_flat: bool, rms_shrinks: bool, n_seeds: int) -> pd.DataFrame:
     rng = np.random.default_rng(1)
     rows = []
     for variant in ("scaled", "unscaled", "mup", "additive"):
         for d_k in D_KS:
             theory_var = _init_logit_var(variant, d_k, True) if variant != "additive" else np.nan
-            for seed in SEEDS:
+            for seed in range(n_seeds):
                 var = _init_logit_var(variant, d_k, unscaled_saturates) * np.exp(rng.normal(0, 0.03))
                 stats = _attention_stats(np.sqrt(var), rng)
-                g = stats["jacobian_norm_median"] * _grad_factor(variant, d_k, unscaled_saturates)
+                factor = _grad_factor(variant, d_k, unscaled_saturates)
+                g = stats["jacobian_norm_median"] * factor
+                # per-row RMS: shrinking like the median, or carried by unsaturated rows (flat)
+                rms = 3 * g if rms_shrinks else 1.5 * stats["jacobian_norm_mean"] * factor
+                if variant == "scaled" and not scaled_flat:
+                    stats, var = _scaled_drifts(stats, var, d_k)
                 rows.append(dict(
                     attention=variant, d_k=d_k, n_keys=N_KEYS, input_model="iid", init="lecun_normal",
                     n_rows=4096, seed=seed, logit_var=var, logit_std=np.sqrt(var), **stats,
-                    grad_norm_q=g, grad_norm_k=g, theory_logit_var=theory_var,
-                    theory_logit_std=np.sqrt(theory_var)))
+                    grad_norm_q=g, grad_norm_k=g, grad_qk_row_median=g * np.sqrt(2), grad_qk_row_rms=rms,
+                    theory_logit_var=theory_var, theory_logit_std=np.sqrt(theory_var)))
     return pd.DataFrame(rows)
 
 
-def _cost(additive_costly: bool) -> pd.DataFrame:
+def _cost(additive_costly: bool, additive_memory: bool) -> pd.DataFrame:
     rows = []
     for mode in ("forward", "forward_backward"):
         for d_k in (16, 64):
@@ -128,25 +146,36 @@ def _cost(additive_costly: bool) -> pd.DataFrame:
                           "additive": (2 + n / 64) if additive_costly else 0.9}
                 for impl, f in factor.items():
                     t = base_t * f
+                    m = f if additive_memory or impl != "additive" else 0.9  # fast-path memory flip
                     rows.append(dict(
                         impl=impl, mode=mode, n=n, d_k=d_k, batch=8, time_median_s=t, time_min_s=0.97 * t,
-                        time_max_s=1.03 * t, temp_bytes=base_m * f, argument_bytes=1e4, output_bytes=1e4,
-                        peak_bytes=base_m * f + 2e4, skipped=False, note="", time_ratio=f,
-                        memory_ratio=(base_m * f + 2e4) / (base_m + 2e4), predicted_memory_ratio=f))
+                        time_max_s=1.03 * t, temp_bytes=base_m * m, argument_bytes=1e4, output_bytes=1e4,
+                        peak_bytes=base_m * m + 2e4, skipped=False, note="", time_ratio=f,
+                        memory_ratio=(base_m * m + 2e4) / (base_m + 2e4), predicted_memory_ratio=f))
     return pd.DataFrame(rows)
 
 
 def write_synthetic_results(root: str | Path, *, unscaled_saturates: bool = True,
                             additive_wins: bool = True, additive_costly: bool = True,
-                            mup_flat: bool = True) -> Path:
-    """Write summary/history/probe/cost parquet files under root; return root."""
+                            mup_flat: bool = True, scaled_flat: bool = True, alike_small: bool = True,
+                            additive_memory: bool = True, rms_shrinks: bool = True,
+                            width: str = "proportional", n_seeds: int = N_SEEDS) -> Path:
+    """Write summary/history/probe/cost parquet files under root; return root.
+
+    Each switch, turned off, breaks one thing a verdict looks for: unscaled_saturates
+    (unscaled's logits stay at unit scale), additive_wins (unscaled learns as fast as
+    additive), additive_costly (additive as fast and as lean as scaled), mup_flat (muP's
+    trained logits grow), scaled_flat (scaled's init statistics move with d_k), alike_small
+    (additive ahead at the smallest d_k too), additive_memory (additive slower but lean),
+    rms_shrinks (the per-row gradient RMS stays flat while the median shrinks); width
+    "fixed" is a sweep in which muP's prediction cannot show; n_seeds below 3 is too few."""
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
-    history, summary = _rows(unscaled_saturates, additive_wins, mup_flat)
+    history, summary = _rows(unscaled_saturates, additive_wins, mup_flat, alike_small, width, n_seeds)
     history.to_parquet(root / "history.parquet", index=False)
     summary.to_parquet(root / "summary.parquet", index=False)
-    _probe(unscaled_saturates).to_parquet(root / "probe.parquet", index=False)
-    _cost(additive_costly).to_parquet(root / "cost.parquet", index=False)
+    _probe(unscaled_saturates, scaled_flat, rms_shrinks, n_seeds).to_parquet(root / "probe.parquet", index=False)
+    _cost(additive_costly, additive_memory).to_parquet(root / "cost.parquet", index=False)
     return root
 
 

@@ -45,7 +45,7 @@ def _verdict_class(verdict: str) -> str:
 def verdicts_html(sections: list[Section]) -> str:
     rows = "".join(
         f"<tr><td>{html.escape(s.title)}</td><td class='{_verdict_class(s.verdict)}'>{html.escape(s.verdict)}</td>"
-        f"<td>{html.escape(s.reason)}</td><td>{html.escape(s.rule)}</td></tr>" for s in sections)
+        f"<td>{html.escape(' '.join([s.reason, *s.notes]))}</td><td>{html.escape(s.rule)}</td></tr>" for s in sections)
     return ("<table id='verdicts'><thead><tr><th>sub-claim</th><th>verdict</th><th>measured</th>"
             f"<th>rule</th></tr></thead><tbody>{rows}</tbody></table>")
 

@@ -5,7 +5,7 @@ body{font:14px/1.4 system-ui,sans-serif;margin:0 auto;max-width:1280px;padding:0
 h1{font-size:22px} h2{font-size:18px;margin-top:28px;border-bottom:1px solid #ddd}
 table{border-collapse:collapse;font-size:12px} th,td{padding:3px 8px;border-bottom:1px solid #eee;text-align:left}
 th{background:#f5f5f5;position:sticky;top:0} th button{all:unset;cursor:pointer;font-weight:600}
-.v-holds{color:#1a7f37;font-weight:600} .v-does{color:#cf222e;font-weight:600} .v-inconclusive{color:#9a6700;font-weight:600}
+.v-holds{color:#1a7f37;font-weight:600} .v-does{color:#cf222e;font-weight:600} .v-inconclusive{color:#9a6700;font-weight:600} .v-not{color:#57606a;font-weight:600}
 #filters fieldset{display:inline-block;vertical-align:top;margin:4px;border:1px solid #ddd}
 #runs-wrap{max-height:480px;overflow:auto;border:1px solid #ddd}
 figure{margin:12px 0} figure img{max-width:100%;border:1px solid #eee} figcaption{font-weight:600}

@@ -11,7 +11,7 @@ from . import figures_attn, figures_train, load, style
 
 @dataclass(frozen=True)
 class FigureSpec:
-    key: str  # file stem (learning curves add _<task>_<optimizer>)
+    key: str  # file stem (learning curves and steps survival add _<task>_<optimizer>)
     title: str
     build: Callable  # Results -> [(name, Figure)]; raises style.Skip when data are missing
 
@@ -22,9 +22,11 @@ FIGURES = [
     FigureSpec("saturation", "3. Saturated share of rows vs d_k", figures_attn.saturation),
     FigureSpec("gradients", "4. Median softmax-Jacobian norm and Q/K gradient norms vs d_k", figures_attn.gradients),
     FigureSpec("quality", "5. Accuracy, steps to threshold and accuracy AUC vs d_k", figures_train.quality),
-    FigureSpec("learning_curves", "6. Learning curves (variant × d_k)", figures_train.learning_curves),
-    FigureSpec("cost", "7. Cost: time and memory ratios vs n", figures_train.cost),
-    FigureSpec("logit_growth", "8. Trained logit std vs d_k (the muP check)", figures_attn.logit_growth),
+    FigureSpec("steps_survival", "6. Steps to threshold: Kaplan-Meier survival over seeds",
+               figures_train.steps_survival),
+    FigureSpec("learning_curves", "7. Learning curves (variant × d_k)", figures_train.learning_curves),
+    FigureSpec("cost", "8. Cost: time and memory ratios vs n", figures_train.cost),
+    FigureSpec("logit_growth", "9. Trained logit std vs d_k (the muP check)", figures_attn.logit_growth),
 ]
 
 

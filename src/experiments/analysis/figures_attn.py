@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from . import load, status, style
-from .stats import bootstrap_slope_ci, fmt_ci
+from .stats import fmt_ci, slope_ci
 from .style import Skip
 
 
@@ -15,7 +15,7 @@ def sources(res: load.Results) -> list[tuple[str, pd.DataFrame]]:
     Init rows come from every run; end rows from the runs that did not diverge."""
     out = []
     if res.history is not None:
-        cond = load.primary_condition(res.history)
+        cond = res.primary
         hist = load.at_condition(res.history, cond)
         tag = f"{cond[0]}, {cond[1]}"
         out.append((f"init (step 0) — {tag}", load.init_rows(hist)))
@@ -88,9 +88,17 @@ def saturation(res):
 
 GRADIENT_PANELS = [
     ("jacobian_norm_median", "median softmax Jacobian ‖J‖_F per row"),
-    ("grad_norm_q", "‖∂loss/∂W_q‖ (Frobenius)"),
-    ("grad_norm_k", "‖∂loss/∂W_k‖ (Frobenius)"),
+    ("grad_norm_q", "‖∂L/∂{q}‖ (Frobenius)"),
+    ("grad_norm_k", "‖∂L/∂{k}‖ (Frobenius)"),
+    ("grad_qk_row_median", "median over rows of ‖∂l/∂({q}, {k})‖"),
+    ("grad_qk_row_rms", "RMS over rows of ‖∂l/∂({q}, {k})‖"),
 ]
+
+
+def _wrt(df: pd.DataFrame) -> dict:
+    """What the gradient columns of these rows differentiate: q, k themselves (iid probe) or W_q, W_k."""
+    iid = "grad_wrt" in df and (df["grad_wrt"] == "q,k").all()
+    return {"q": "q", "k": "k"} if iid else {"q": "W_q", "k": "W_k"}
 
 
 def gradients(res):
@@ -101,6 +109,7 @@ def gradients(res):
     fig, axes = style.new_figure(len(rows), len(GRADIENT_PANELS), width=4.2, height=3.1)
     for r, (title, df) in enumerate(rows):
         for c, (column, ylabel) in enumerate(GRADIENT_PANELS):
+            ylabel = ylabel.format(**_wrt(df))
             ax = axes[r][c]
             if column not in df or not df[column].notna().any():
                 ax.set_axis_off()
@@ -121,7 +130,7 @@ def logit_growth(res):
     """Figure 8, the muP check: does trained q.k grow like sqrt(d_k) (slope 0.5) or d_k (1)?"""
     if res.history is None or "logit_std" not in res.history:
         raise Skip("no history.parquet with logit_std")
-    cond = load.primary_condition(res.history)
+    cond = res.primary
     everything = load.at_condition(res.history, cond)
     hist = status.without_diverged(everything, res.summary)
     if hist.empty:
@@ -132,12 +141,12 @@ def logit_growth(res):
     ax = axes[0][0]
     for v in load.variant_order(end["attention"].unique()):
         g = end[end["attention"] == v]
-        ci = bootstrap_slope_ci(load.seed_groups(g, "logit_std", v))
+        ci = slope_ci(*load.seed_matrix(g, "logit_std", v)[::2])
         style.mean_band(ax, g[g["logit_std"] > 0], "logit_std", label=f"{style.label(v)}: slope {fmt_ci(ci)}")
     style.dk_axis(ax, end["d_k"])
     ax.set_yscale("log")
     ax.set_ylabel("logit std at end of training (logit units)")
-    ax.set_title(f"trained logit scale vs d_k (log-log slope, 95% CI) — {cond[0]}, {cond[1]}{note}")
+    ax.set_title(f"trained logit scale vs d_k (per-seed log-log slope, 95% t) — {cond[0]}, {cond[1]}{note}")
     ax.legend(frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize=7)
     ax = axes[0][1]
     d_max = hist["d_k"].max()

@@ -1,4 +1,4 @@
-"""Figures 5-7: quality per task and optimizer, learning curves, cost."""
+"""Figures 5-8: quality per task and optimizer, steps-to-threshold survival, learning curves, cost."""
 
 from __future__ import annotations
 
@@ -9,16 +9,18 @@ import pandas as pd
 
 from . import load, status, style
 from .style import Skip
+from .survival import kaplan_meier
 
 QUALITY_PANELS = [
     ("test_accuracy", "test accuracy (fraction correct)"),
-    ("steps_to_threshold", "steps to threshold (never → total steps)"),
+    ("steps_to_threshold", "restricted mean steps to threshold\n(never → budget; survival: steps_survival)"),
     ("accuracy_auc", "accuracy AUC (mean val. acc. over training)"),
 ]
 
 
 def censored_steps(summary: pd.DataFrame) -> pd.Series:
-    """steps_to_threshold with 'never reached' counted as the run's total steps."""
+    """min(steps_to_threshold, budget) per run, 'never reached' counted as the run's budget (its
+    total steps): averaged over seeds this is the restricted mean of survival.kaplan_meier."""
     return summary["steps_to_threshold"].astype(float).fillna(summary["steps"].astype(float))
 
 
@@ -92,6 +94,38 @@ def learning_curves(res):
         fig.suptitle(f"Learning curves — {cond[0]}, {cond[1]} (thin: seeds, thick: mean of the "
                      "completed runs, ×: where a run diverged)")
         out.append((f"learning_curves_{slug(cond[0])}_{slug(cond[1])}", fig))
+    return out
+
+
+def steps_survival(res):
+    """Kaplan-Meier curve per (variant, d_k) of 'not yet at threshold' over the completed seeds;
+    a curve that stays at 1 is a cell where no seed reached the threshold within its budget."""
+    if res.summary is None or "steps_to_threshold" not in res.summary:
+        raise Skip("no summary.parquet with steps_to_threshold")
+    out = []
+    for cond in load.conditions(res.summary):
+        s = status.completed(load.at_condition(res.summary, cond))
+        variants = load.variant_order(s["attention"].unique())
+        d_ks = sorted(s["d_k"].unique())
+        fig, axes = style.new_figure(1, len(d_ks), width=2.2, height=2.0, sharey=True)
+        for ax, d in zip(axes[0], d_ks):
+            for v in variants:
+                cell = s[(s["attention"] == v) & (s["d_k"] == d)]
+                km = kaplan_meier(cell["steps_to_threshold"].astype(float), cell["steps"].astype(float))
+                if km is None:
+                    continue
+                xs = np.concatenate([[0.0], km.times, [km.tau]])
+                ys = np.concatenate([[1.0], km.surv, [km.surv[-1]]])
+                ax.step(xs, ys, where="post", color=style.colour(v), lw=1.2,
+                        label=f"{style.label(v)}")
+            ax.set_title(f"d_k = {int(d)}")
+            ax.set_ylim(-0.03, 1.03)
+            ax.set_xlabel("training step")
+            ax.label_outer()
+        axes[0][0].set_ylabel("share of seeds not yet\nat threshold (Kaplan-Meier)")
+        style.legend(axes[0][-1])
+        fig.suptitle(f"Steps to threshold — {cond[0]}, {cond[1]} (censored at the budget)")
+        out.append((f"steps_survival_{slug(cond[0])}_{slug(cond[1])}", fig))
     return out
 
 

@@ -12,6 +12,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 VARIANTS = ("scaled", "unscaled", "additive", "mup", "qk_norm", "cosine", "ssmax")
@@ -26,6 +27,7 @@ class Results:
     history: pd.DataFrame | None
     probe: pd.DataFrame | None
     cost: pd.DataFrame | None
+    primary: tuple[str, str] | None = None  # (task, optimizer) of the d_k-sweep figures and sections
 
 
 # the table each file holds, the columns its readers rely on, the command that writes it;
@@ -42,6 +44,10 @@ TABLES = {
 
 class ResultsFileError(ValueError):
     """A table of the results folder that cannot be read; the message names the file."""
+
+
+class ConditionError(ResultsFileError):
+    """The primary condition named in the analysis config has no runs in the history."""
 
 
 def _read(path: Path) -> pd.DataFrame | None:
@@ -72,10 +78,13 @@ def _reason(e: Exception) -> str:
     return text.split(". ")[0].rstrip(".")
 
 
-def load_results(root: str | os.PathLike) -> Results:
-    """Every table of the results folder (None where absent or empty).
+def load_results(root: str | os.PathLike, primary_optimizer: str = "adam",
+                 primary_task: str | None = None) -> Results:
+    """Every table of the results folder (None where absent or empty), and the primary
+    condition (conf/analysis.yaml: primary_optimizer, primary_task).
 
-    Raises ResultsFileError naming the file when one cannot be read."""
+    Raises ResultsFileError naming the file when one cannot be read, ConditionError
+    when the history has no runs under the named primary condition."""
     root = Path(root)
     tables = {name: _read(root / f"{name}.parquet") for name in TABLES}
     summary, history = tables["summary"], tables["history"]
@@ -85,7 +94,9 @@ def load_results(root: str | os.PathLike) -> Results:
         summary = summary[summary["status"] != "failed"]
         if history is not None and failed:
             history = history[~history["run_id"].isin(failed)]
-    return Results(root, summary, history, tables["probe"], tables["cost"])
+    probe = with_grad_aliases(tables["probe"])
+    primary = None if history is None else primary_condition(history, primary_optimizer, primary_task)
+    return Results(root, summary, history, probe, tables["cost"], primary)
 
 
 def variant_order(names) -> list[str]:
@@ -100,9 +111,24 @@ def conditions(df: pd.DataFrame) -> list[tuple[str, str]]:
     return [(str(t), str(o)) for t, o in counts.index]
 
 
-def primary_condition(history: pd.DataFrame) -> tuple[str, str]:
-    """The (task, optimizer) with the most runs: where d_k-sweep figures are drawn."""
-    return conditions(history.drop_duplicates("run_id"))[0]
+def primary_condition(history: pd.DataFrame, optimizer: str, task: str | None = None) -> tuple[str, str]:
+    """The (task, optimizer) named by the analysis config, where the d_k-sweep figures and the
+    end-of-training sections are read. Named, never picked by run counts: a tie-break would let
+    the data decide which condition a verdict is about. task None: the one task run with
+    `optimizer`; ConditionError if there are none or several."""
+    runs = history.drop_duplicates("run_id")
+    optimizers = sorted(runs["optimizer"].astype(str).unique())
+    if optimizer not in optimizers:
+        raise ConditionError(f"primary_optimizer: {optimizer!r} has no runs in history.parquet "
+                             f"(optimizers there: {', '.join(optimizers)}); pass primary_optimizer=<one of them>")
+    tasks = sorted(runs.loc[runs["optimizer"].astype(str) == optimizer, "task"].astype(str).unique())
+    if task is None and len(tasks) > 1:
+        raise ConditionError(f"primary_task: history.parquet has tasks {', '.join(tasks)} under optimizer "
+                             f"{optimizer}; pass primary_task=<one of them>")
+    if task is not None and task not in tasks:
+        raise ConditionError(f"primary_task: {task!r} has no runs with optimizer {optimizer} in "
+                             f"history.parquet (tasks there: {', '.join(tasks)})")
+    return (task or tasks[0], optimizer)
 
 
 def at_condition(df: pd.DataFrame, cond: tuple[str, str]) -> pd.DataFrame:
@@ -142,10 +168,49 @@ def per_seed(df: pd.DataFrame, column: str) -> pd.DataFrame:
     return df.groupby(RUN_KEYS, as_index=False)[column].mean()
 
 
-def seed_groups(df: pd.DataFrame, column: str, variant: str) -> dict[float, list[float]]:
-    """{d_k: per-seed values} of one variant: the input of the slope bootstrap."""
+def seed_matrix(df: pd.DataFrame, column: str, variant: str, d_ks=None, seeds=None):
+    """(d_ks [m], seeds [s], values [s, m]) of one variant: each seed's curve against d_k,
+    NaN where a seed lacks a d_k. Pass the d_ks and seeds of another variant to pair them."""
     sub = per_seed(df[df["attention"] == variant], column)
-    return {float(d): g[column].dropna().tolist() for d, g in sub.groupby("d_k")}
+    wide = sub.pivot_table(index="seed", columns="d_k", values=column, aggfunc="mean", dropna=False)
+    d_ks = np.array(sorted(sub["d_k"].unique()) if d_ks is None else d_ks, dtype=float)
+    seeds = np.array(sorted(sub["seed"].unique()) if seeds is None else seeds)
+    wide = wide.reindex(index=seeds, columns=d_ks)
+    return d_ks, seeds, wide.to_numpy(dtype=float)
+
+
+def paired_seeds(df: pd.DataFrame, column: str, a: str, b: str):
+    """(d_ks, values of a [s, m], values of b [s, m]) on the d_ks and seeds both variants have."""
+    d_a, s_a, _ = seed_matrix(df, column, a)
+    d_b, s_b, _ = seed_matrix(df, column, b)
+    d_ks, seeds = np.intersect1d(d_a, d_b), np.intersect1d(s_a, s_b)
+    return d_ks, seed_matrix(df, column, a, d_ks, seeds)[2], seed_matrix(df, column, b, d_ks, seeds)[2]
+
+
+def cell_values(df: pd.DataFrame, column: str, variant: str, d_k, seeds) -> np.ndarray:
+    """Per-seed values of one (variant, d_k) in the order of `seeds`, NaN where missing."""
+    sub = per_seed(df[(df["attention"] == variant) & (df["d_k"] == d_k)], column)
+    return sub.set_index("seed")[column].reindex(seeds).to_numpy(dtype=float)
+
+
+# --- probe gradient columns ---------------------------------------------------------
+
+GRAD_WRT = {"iid": "q,k", "model": "W_q,W_k", "task": "W_q,W_k"}  # what grad_norm_q/k differentiate
+
+
+def with_grad_aliases(probe: pd.DataFrame | None) -> pd.DataFrame | None:
+    """The probe with `grad_wrt` (what its gradient columns are taken with respect to: q and k
+    themselves under iid input) and, for tables written before the per-row columns existed,
+    `grad_qk_row_rms` aliased to hypot(grad_norm_q, grad_norm_k): the per-row RMS, exactly for
+    q and in expectation for k (experiments.probe). No alias exists for the per-row median."""
+    if probe is None:
+        return None
+    out = probe
+    if "grad_wrt" not in out and "input_model" in out:
+        out = out.assign(grad_wrt=out["input_model"].map(GRAD_WRT))
+    if "grad_qk_row_rms" not in out and {"grad_norm_q", "grad_norm_k"} <= set(out):
+        out = out.assign(grad_qk_row_rms=np.hypot(out["grad_norm_q"], out["grad_norm_k"]))
+    return out
 
 
 # --- atomic writes ---------------------------------------------------------------

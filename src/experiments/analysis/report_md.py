@@ -5,13 +5,15 @@ from __future__ import annotations
 import pandas as pd
 
 from . import load, status
-from .verdicts import BOOT, Section
+from .verdicts import INTERVALS, Section
 
 FIGURE_NEEDS = {  # figure stem -> the table it is drawn from (the link is written when that exists)
     "logit_variance": ("history", "probe"), "entropy": ("history", "probe"),
     "saturation": ("history", "probe"), "gradients": ("history", "probe"), "quality": ("summary",),
-    "learning_curves": ("history",), "cost": ("cost",), "logit_growth": ("history",),
+    "learning_curves": ("history",), "steps_survival": ("summary",), "cost": ("cost",),
+    "logit_growth": ("history",),
 }
+PER_CONDITION = {"learning_curves": ("history", "learning curves"), "steps_survival": ("summary", "steps survival")}
 
 
 def md_table(df: pd.DataFrame) -> str:
@@ -29,11 +31,11 @@ def figure_links(res: load.Results, stems: list[str]) -> list[str]:
     for stem in stems:
         if not any(getattr(res, t) is not None for t in FIGURE_NEEDS[stem]):
             links.append(f"_figure `{stem}` not drawn: its data are missing._")
-        elif stem == "learning_curves":
+        elif stem in PER_CONDITION:
             from .figures_train import slug
-            for task, opt in load.conditions(res.history.drop_duplicates("run_id")):
-                name = f"learning_curves_{slug(task)}_{slug(opt)}"
-                links.append(f"![learning curves, {task}, {opt}](figures/{name}.png)")
+            table, words = PER_CONDITION[stem]
+            for task, opt in load.conditions(getattr(res, table).drop_duplicates("run_id")):
+                links.append(f"![{words}, {task}, {opt}](figures/{stem}_{slug(task)}_{slug(opt)}.png)")
         else:
             links.append(f"![{stem.replace('_', ' ')}](figures/{stem}.png)")
     return links
@@ -44,8 +46,10 @@ def section_md(res: load.Results, s: Section) -> str:
     for caption, table in s.tables:
         parts += [f"*{caption}*", md_table(table)]
     parts += [f"**Rule.** {s.rule}",
-              f"**Verdict: {s.verdict}.** {s.reason}",
-              f"**Conditions.** {s.conditions}"]
+              f"**Verdict: {s.verdict}.** {s.reason}"]
+    if s.notes:
+        parts.append("\n".join(f"- {n}" for n in s.notes))
+    parts.append(f"**Conditions.** {s.conditions}")
     return "\n\n".join(parts)
 
 
@@ -55,8 +59,9 @@ def render(res: load.Results, sections: list[Section]) -> str:
         "# Scaled dot-product attention: what the data say",
         "Vaswani et al. 2017, sec. 3.2.1, put under measurement (see CLAIM.md). Written by "
         "`python -m experiments.report` from the results folder alone; every verdict below is computed "
-        f"from the tables by the rule stated beside it. Intervals: {BOOT}. Figures: "
+        f"from the tables by the rule stated beside it. Intervals: {INTERVALS}. Figures: "
         "`python -m experiments.plot`.",
+        primary_md(res),
         md_table(summary),
     ]
     missing = [f"`{t}.parquet`" for t in ("summary", "history", "probe", "cost") if getattr(res, t) is None]
@@ -64,6 +69,14 @@ def render(res: load.Results, sections: list[Section]) -> str:
         head.append("Missing from this results folder: " + ", ".join(missing) + ".")
     head += runs_md(res)
     return "\n\n".join(head + [section_md(res, s) for s in sections]) + "\n"
+
+
+def primary_md(res: load.Results) -> str:
+    if res.primary is None:
+        return "**Primary condition.** none (no history.parquet)."
+    return (f"**Primary condition** (conf/analysis.yaml: primary_optimizer, primary_task): task "
+            f"`{res.primary[0]}`, optimizer `{res.primary[1]}`: the d_k-sweep figures at init and at the "
+            "end of training, and sub-claim 6, are read there.")
 
 
 def runs_md(res: load.Results) -> list[str]:

@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from .stats import bootstrap_mean_ci  # noqa: E402
+from .stats import mean_ci  # noqa: E402
 
 COLOURS = {
     "scaled": "#1f77b4", "unscaled": "#d62728", "additive": "#2ca02c", "mup": "#9467bd",
@@ -60,11 +60,11 @@ def dk_axis(ax, d_ks) -> None:
 
 
 def mean_band(ax, df: pd.DataFrame, column: str, x: str = "d_k", **line_kw) -> None:
-    """Seed mean per x with its 95% bootstrap interval, one line per variant."""
+    """Seed mean per x with its 95% t-interval over seeds (none below stats.MIN_SEEDS), one line per variant."""
     for variant, g in df.groupby("attention", sort=False):
         pts = []
         for xv, gx in g.groupby(x):
-            pts.append((xv, *bootstrap_mean_ci(gx[column].to_numpy())))
+            pts.append((xv, *mean_ci(gx[column].to_numpy())))
         if not pts:
             continue
         xs, m, lo, hi = (np.array(a, dtype=float) for a in zip(*pts))

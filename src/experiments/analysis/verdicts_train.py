@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
+import numpy as np
 import pandas as pd
 
-from . import load, status, verdicts
-from .figures_train import censored_steps, cost_pairs
-from .stats import above, bootstrap_diff_ci, fmt_ci, within
-from .verdicts import BOOT, FAILS, HOLDS, UNSURE, Section, combine, describe_runs, no_data
+from . import load, status, verdicts_attn, verdicts_mup
+from .figures_train import cost_pairs
+from .rules import FAILS, HOLDS, UNSURE, Part, judge, verdict_of
+from .stats import fmt_ci, mean_ci
+from .survival import kaplan_meier, restricted_diff
+from .verdicts import INTERVALS, Section, describe_runs, no_data
 
 MARGIN_AUC = 0.02  # accuracy-AUC difference (fraction) counted as "alike"
 COST_FACTOR = 1.5  # "much faster / more space-efficient" means at least this ratio
@@ -23,44 +27,76 @@ BRITZ = pd.DataFrame({
 })
 
 
-def _runs(s: pd.DataFrame, variant: str, d_k, column: str) -> list[float]:
-    return s[(s["attention"] == variant) & (s["d_k"] == d_k)][column].astype(float).tolist()
+def quality_rule(diff_small, diff_large, d_small, d_large) -> list[Part]:
+    """Per-seed Δ AUC = additive − unscaled: alike at the smallest d_k, additive ahead at the largest.
+    'Ahead' fails outright when the interval lies wholly below +MARGIN_AUC (no meaningful win)."""
+    beats = judge(f"Δ AUC at d_k={d_large}", f"above 0 (no if wholly below +{MARGIN_AUC})", diff_large,
+                  "above", 0.0, digits=3)
+    if beats.answer == "unclear" and beats.ci[2] < MARGIN_AUC:
+        beats = replace(beats, answer="no")
+    alike = judge(f"Δ AUC at d_k={d_small}", f"within ±{MARGIN_AUC}", diff_small, "within",
+                  -MARGIN_AUC, MARGIN_AUC, digits=3)
+    return [beats, alike]
 
 
-def _mean(xs: list[float]) -> str:
-    return f"{sum(xs) / len(xs):.3f}" if xs else "n/a"
+def overall(cells: list[str]) -> str:
+    """Holds if every condition holds, does not hold if every one does not, else inconclusive."""
+    if cells and all(c == HOLDS for c in cells):
+        return HOLDS
+    if cells and all(c == FAILS for c in cells):
+        return FAILS
+    if cells and all(c.startswith(f"{UNSURE} (too few") for c in cells):
+        return cells[0]
+    return UNSURE
+
+
+PAIR = ("additive", "unscaled")
+
+
+def _steps_columns(s: pd.DataFrame, d, seeds) -> dict:
+    """Kaplan-Meier summary of steps to threshold, additive vs unscaled, and their paired Δ.
+    A cell's runs are those with a budget (completed); NaN steps = never reached."""
+    steps = {v: load.cell_values(s, "steps_to_threshold", v, d, seeds) for v in PAIR}
+    budget = {v: load.cell_values(s, "steps", v, d, seeds) for v in PAIR}
+    km = {v: kaplan_meier(steps[v][np.isfinite(budget[v])], budget[v][np.isfinite(budget[v])])
+          for v in PAIR}
+    mean = {v: "n/a" if k is None else f"{k.restricted_mean:.0f} ({k.reached_text})" for v, k in km.items()}
+    med = {v: "n/a" if k is None else ("never" if math.isnan(k.median) else f"{k.median:.0f}")
+           for v, k in km.items()}
+    both = np.isfinite(budget["additive"]) & np.isfinite(budget["unscaled"])  # seeds that pair
+    delta = restricted_diff(*(x[v][both] for v in PAIR for x in (steps, budget)))
+    return {"restricted mean steps to threshold add / unscaled (reached)": " / ".join(mean.values()),
+            "KM median steps add / unscaled": " / ".join(med.values()),
+            "Δ restricted steps add − unscaled": "— (neither reached)" if delta is None else fmt_ci(delta, 0)}
+
+
+def _mean(xs: np.ndarray) -> str:
+    xs = xs[np.isfinite(xs)]
+    return f"{xs.mean():.3f}" if xs.size else "n/a"
 
 
 def _quality_cell(every: pd.DataFrame):
-    """Rows per d_k and the two three-way tests of one (task, optimizer), on the
-    completed runs; the diverged ones are counted in their own column."""
+    """Rows per d_k and the clauses of one (task, optimizer), on the completed runs; the diverged
+    ones are counted in their own column (their values are NaN here, so their pairs drop out)."""
     s, broken = status.completed(every), status.counts(every)
     d_ks = sorted(set(every.loc[every["attention"] == "additive", "d_k"])
                   & set(every.loc[every["attention"] == "unscaled", "d_k"]))
+    seeds = sorted(every["seed"].unique())
     rows, diffs = [], {}
     for d in d_ks:
-        add, uns = _runs(s, "additive", d, "accuracy_auc"), _runs(s, "unscaled", d, "accuracy_auc")
-        diffs[d] = bootstrap_diff_ci(add, uns)
-        sa, su = _runs(s, "additive", d, "steps_cens"), _runs(s, "unscaled", d, "steps_cens")
-        reached = lambda v: f"{int(s[(s['attention'] == v) & (s['d_k'] == d)]['steps_to_threshold'].notna().sum())}/{len(sa if v == 'additive' else su)}"  # noqa: E731
+        add, uns = (load.cell_values(s, "accuracy_auc", v, d, seeds) for v in ("additive", "unscaled"))
+        diffs[d] = add - uns
         rows.append({"d_k": int(d), "AUC additive": _mean(add), "AUC unscaled": _mean(uns),
-                     "AUC scaled": _mean(_runs(s, "scaled", d, "accuracy_auc")),
-                     "Δ AUC add − unscaled": fmt_ci(diffs[d], 3),
-                     "test acc add / unscaled": f"{_mean(_runs(s, 'additive', d, 'test_accuracy'))} / "
-                                                f"{_mean(_runs(s, 'unscaled', d, 'test_accuracy'))}",
-                     "steps to threshold add / unscaled (reached)":
-                         f"{_mean(sa)} ({reached('additive')}) / {_mean(su)} ({reached('unscaled')})",
-                     "Δ steps add − unscaled": fmt_ci(bootstrap_diff_ci(sa, su), 0),
+                     "AUC scaled": _mean(load.cell_values(s, "accuracy_auc", "scaled", d, seeds)),
+                     "Δ AUC add − unscaled": fmt_ci(mean_ci(diffs[d]), 3),
+                     "test acc add / unscaled": " / ".join(
+                         _mean(load.cell_values(s, "test_accuracy", v, d, seeds)) for v in ("additive", "unscaled")),
+                     **_steps_columns(s, d, seeds),
                      "diverged add / unscaled / scaled": " / ".join(
                          str(broken.get((v, int(d)), 0)) for v in ("additive", "unscaled", "scaled"))})
     if not d_ks:
-        return rows, "unclear", "unclear", None, None
-    big, small = diffs[d_ks[-1]], diffs[d_ks[0]]
-    beats = above(big, 0.0)
-    if beats != "yes" and math.isfinite(big[2]) and big[2] < MARGIN_AUC:
-        beats = "no"  # confident the advantage is below the margin
-    alike = within(small, -MARGIN_AUC, MARGIN_AUC)
-    return rows, beats, alike, d_ks[0], d_ks[-1]
+        return rows, [], None, None
+    return rows, quality_rule(diffs[d_ks[0]], diffs[d_ks[-1]], d_ks[0], d_ks[-1]), d_ks[0], d_ks[-1]
 
 
 def quality(res: load.Results) -> Section:
@@ -68,30 +104,41 @@ def quality(res: load.Results) -> Section:
                                   "additive beats unscaled dot-product.")
     rule = (f"Per task and optimizer, on accuracy AUC (mean validation accuracy over training: sharper than "
             f"final accuracy) of the runs that completed (diverged runs are counted, not averaged), "
-            f"Δ = additive − unscaled, {BOOT}. A condition holds if at the largest d_k the "
-            f"CI of Δ lies above 0 (additive beats unscaled) and at the smallest d_k it lies within "
-            f"±{MARGIN_AUC} (alike); it does not hold if at the largest d_k the CI lies below +{MARGIN_AUC} "
-            f"(no meaningful win) or at the smallest d_k wholly outside ±{MARGIN_AUC}. Overall: holds if "
-            "every condition holds, does not hold if every condition does not, inconclusive otherwise.")
+            f"Δ = additive − unscaled seed by seed; {INTERVALS}. A condition holds if at the largest d_k "
+            f"the interval of Δ lies above 0 (additive beats unscaled) and at the smallest d_k within "
+            f"±{MARGIN_AUC} (alike); it does not hold if at the largest d_k the interval lies below "
+            f"+{MARGIN_AUC} (no meaningful win) or at the smallest d_k wholly outside ±{MARGIN_AUC}. "
+            "Overall: holds if every condition holds, does not hold if every condition does not, "
+            "inconclusive otherwise. Steps to threshold are censored at the budget: Kaplan-Meier over "
+            "seeds, restricted mean (area under the survival curve up to the budget) with the seeds that "
+            "reached the threshold, and no Δ where neither variant reached it.")
     if res.summary is None:
         return no_data("quality", title, claim, ["quality"], rule, "no summary.parquet")
-    s = res.summary.assign(steps_cens=censored_steps(res.summary))
+    s = res.summary
     rows, cells, notes = [], [], []
     for cond in load.conditions(s):
-        cell_rows, beats, alike, d_lo, d_hi = _quality_cell(load.at_condition(s, cond))
-        cell = combine([beats, alike])
+        cell_rows, parts, d_lo, d_hi = _quality_cell(load.at_condition(s, cond))
+        cell = verdict_of(parts)
         cells.append(cell)
         rows += [{"task": cond[0], "optimizer": cond[1], **r} for r in cell_rows]
         n_div = len(status.diverged(load.at_condition(s, cond)))
-        notes.append(f"{cond[0]}/{cond[1]}: {cell} (additive beats unscaled at d_k={d_hi}: {beats}; "
-                     f"alike at d_k={d_lo}: {alike}"
+        notes.append(f"{cond[0]}/{cond[1]}: {cell} (" + "; ".join(p.text() for p in parts)
                      + (f"; {n_div} diverged runs left out" if n_div else "") + ")")
-    verdict = HOLDS if cells and all(c == HOLDS for c in cells) else (
-        FAILS if cells and all(c == FAILS for c in cells) else UNSURE)
     conds = "; ".join(describe_runs(res.summary, c) for c in load.conditions(s))
-    return Section("quality", title, claim, ["quality", "learning_curves"], rule, verdict, "; ".join(notes),
-                   conds, [("Measured: additive vs unscaled (and scaled) per d_k", pd.DataFrame(rows)),
-                           ("Britz et al. 2017, Table 6 (newstest2013 BLEU, mean ± sd)", BRITZ)])
+    return Section("quality", title, claim, ["quality", "steps_survival", "learning_curves"], rule,
+                   overall(cells), "; ".join(notes), conds,
+                   [("Measured: additive vs unscaled (and scaled) per d_k", pd.DataFrame(rows)),
+                    ("Britz et al. 2017, Table 6 (newstest2013 BLEU, mean ± sd)", BRITZ)])
+
+
+def cost_rule(time_ratio: float, add_fastest: float, scaled_slowest: float, memory_ratio: float) -> str:
+    """One d_k at the largest n: 'yes' if additive is slower by COST_FACTOR beyond the repeats'
+    spread and needs COST_FACTOR times the memory, 'no' if either ratio is at most 1."""
+    if time_ratio <= 1 or memory_ratio <= 1:
+        return "no"
+    if time_ratio >= COST_FACTOR and add_fastest > scaled_slowest and memory_ratio >= COST_FACTOR:
+        return "yes"
+    return "unclear"
 
 
 def cost(res: load.Results) -> Section:
@@ -100,9 +147,9 @@ def cost(res: load.Results) -> Section:
     rule = (f"At the largest n where both are measured, per d_k (forward+backward when measured): a d_k "
             f"agrees if additive/scaled time ratio ≥ {COST_FACTOR} with additive's fastest repeat slower "
             f"than scaled's slowest, and memory ratio (XLA's compiled temp bytes) ≥ {COST_FACTOR}; it "
-            "disagrees if either ratio "
-            "≤ 1. Holds if every d_k agrees, does not hold if every d_k disagrees, inconclusive otherwise. "
-            "(Timings are repeats of one benchmark, not seeds.)")
+            "disagrees if either ratio ≤ 1. Holds if every d_k agrees, does not hold if every d_k "
+            "disagrees, inconclusive otherwise. Power: timings are repeats of one benchmark, not seeds; "
+            "the spread of the repeats (fastest against slowest) stands in for it.")
     if res.cost is None:
         return no_data("cost", title, claim, ["cost"], rule, "no cost.parquet")
     c = res.cost
@@ -110,7 +157,7 @@ def cost(res: load.Results) -> Section:
     add, sca = cost_pairs(c, "additive"), c[c["impl"] == "scaled"]
     ref = cost_pairs(c, "reference")
     key = ["mode", "n", "d_k"]
-    both = add.merge(sca[key + ["time_max_s"]], on=key, suffixes=("", "_scaled"))
+    both = add.merge(sca[key + ["time_min_s", "time_max_s"]], on=key, suffixes=("", "_scaled"))
     both = both.merge(ref[key + ["time_ratio"]], on=key, how="left", suffixes=("", "_reference"))
     both = both[both["mode"] == mode].sort_values(["d_k", "n"])
     if both.empty:
@@ -118,12 +165,11 @@ def cost(res: load.Results) -> Section:
     rows, parts, notes = [], [], []
     for d, g in both.groupby("d_k"):
         top = g[g["n"] == g["n"].max()].iloc[0]
-        agree = (top["time_ratio"] >= COST_FACTOR and top["time_min_s"] > top["time_max_s_scaled"]
-                 and top["memory_ratio"] >= COST_FACTOR)
-        disagree = top["time_ratio"] <= 1 or top["memory_ratio"] <= 1
-        parts.append("yes" if agree else "no" if disagree else "unclear")
-        notes.append(f"d_k={int(d)}, n={int(top['n'])}: time ×{top['time_ratio']:.2f}, "
-                     f"memory ×{top['memory_ratio']:.2f}")
+        parts.append(cost_rule(top["time_ratio"], top["time_min_s"], top["time_max_s_scaled"],
+                               top["memory_ratio"]))
+        notes.append(f"d_k={int(d)}, n={int(top['n'])}: time ×{top['time_ratio']:.2f} (additive's fastest "
+                     f"repeat / scaled's slowest ×{top['time_min_s'] / top['time_max_s_scaled']:.2f}), "
+                     f"memory ×{top['memory_ratio']:.2f}: {parts[-1]}")
         rows += [{"mode": mode, "d_k": int(r["d_k"]), "n": int(r["n"]),
                   "time additive/scaled": f"{r['time_ratio']:.2f}",
                   "temp memory additive/scaled": f"{r['memory_ratio']:.2f}",
@@ -143,5 +189,5 @@ def cost(res: load.Results) -> Section:
 
 
 def all_sections(res: load.Results) -> list[Section]:
-    return [verdicts.variance(res), verdicts.saturation(res), verdicts.gradients(res),
-            quality(res), cost(res), verdicts.extra(res)]
+    return [verdicts_attn.variance(res), verdicts_attn.saturation(res), verdicts_attn.jacobian(res),
+            verdicts_attn.gradients(res), quality(res), cost(res), verdicts_mup.extra(res)]

@@ -1,0 +1,37 @@
+"""Every committed REPORT.md is what the report command writes from the committed tables.
+
+A report is rebuilt from its folder's parquet files alone, so a stale one (code
+changed, tables changed, report not rewritten) is caught here, with the command
+that refreshes it."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from experiments.analysis import load, report_md, verdicts_train
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def committed_reports() -> list[Path]:
+    out = subprocess.run(["git", "ls-files", "results/*/REPORT.md"], cwd=ROOT, capture_output=True,
+                         text=True, check=True).stdout.split()
+    return [ROOT / p for p in out]
+
+
+def test_there_is_a_committed_report():
+    assert ROOT / "results/reference/REPORT.md" in committed_reports()
+
+
+@pytest.mark.parametrize("path", committed_reports(), ids=lambda p: str(p.parent.relative_to(ROOT)))
+def test_committed_report_is_fresh(path):
+    res = load.load_results(path.parent)
+    fresh = report_md.render(res, verdicts_train.all_sections(res))
+    folder = path.parent.relative_to(ROOT)
+    assert path.read_text() == fresh, (
+        f"{path.relative_to(ROOT)} is stale: rewrite it with "
+        f"`python -m experiments.report results_dir={folder}` (and the figures with "
+        f"`python -m experiments.plot results_dir={folder}`)")

@@ -1,0 +1,179 @@
+"""Every clause of every verdict rule, driven each way by per-seed data near its threshold:
+just inside (holds), just outside (does not hold), straddling (inconclusive), and with too
+few seeds (inconclusive (too few seeds ...)). The rules are pure functions
+(verdicts_attn, verdicts_train, verdicts_mup); the folder-level wiring is in test_analysis."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from experiments.analysis import rules, stats, verdicts_attn as va, verdicts_mup as vm, verdicts_train as vt
+from experiments.analysis.rules import FAILS, HOLDS, UNSEEN, UNSURE
+
+SD = 0.002  # seed spread of "tight" data: the 95% t half-width at n = 3 is 2.48 SD ≈ 0.005
+NEAR = 0.012  # how far inside/outside a threshold "near" data sit (> the half-width)
+
+
+def tight(center: float, n: int = 3) -> np.ndarray:
+    """n per-seed values with mean `center` and sd SD."""
+    z = np.linspace(-1.0, 1.0, n)
+    return center + SD * z / z.std(ddof=1)
+
+
+def wide(center: float, sd: float = 0.05, n: int = 3) -> np.ndarray:
+    """Mean `center` and sd `sd` (the default: an interval of about ±0.12 at n = 3)."""
+    return center + (tight(0.0, n) / SD) * sd
+
+
+def _drive(rule, base: dict, key: str, value) -> str:
+    args = {k: dict(v) for k, v in base.items()}
+    group, name = key.split(".")
+    args[group][name] = value
+    return rule(**args)
+
+
+def _clauses(kind: str, lo: float, hi: float | None = None):
+    """(value, expected verdict) near a clause's threshold(s)."""
+    if kind == "within":
+        return [(tight(lo + NEAR), HOLDS), (tight(hi - NEAR), HOLDS), (tight(lo - NEAR), FAILS),
+                (tight(hi + NEAR), FAILS), (tight(lo), UNSURE), (tight(hi), UNSURE)]
+    inside = NEAR if kind == "above" else -NEAR
+    return [(tight(lo + inside), HOLDS), (tight(lo - inside), FAILS), (tight(lo), UNSURE)]
+
+
+def _mup(end: dict) -> str:
+    parts = vm.mup_rule(end)
+    return vm.mup_verdict(parts, vm.blind_spots("proportional", "d_k × n_heads", 0.1, parts))
+
+
+T, E = va.TOL_SLOPE, va.TOL_ENTROPY
+ATTN_RULES = {  # rule(**groups) -> verdict; base data hold; each clause: (group.key, kind, bounds)
+    "variance": (lambda slopes: rules.verdict_of(va.variance_rule(slopes)),
+                 {"slopes": {"unscaled": tight(1.0), "scaled": tight(0.0)}},
+                 [("slopes.unscaled", "within", (1 - T, 1 + T)), ("slopes.scaled", "within", (-T, T))]),
+    "saturation": (lambda per_doubling: rules.verdict_of(va.saturation_rule(per_doubling)),
+                   {"per_doubling": {"unscaled": tight(-0.06), "scaled": tight(0.0)}},
+                   [("per_doubling.unscaled", "below", (-E,)), ("per_doubling.scaled", "within", (-E, E))]),
+    "jacobian": (lambda jac, share: rules.verdict_of(va.jacobian_rule(jac, share)),
+                 {"jac": {"unscaled": tight(-1.0), "scaled": tight(0.0)},
+                  "share": {"unscaled": tight(0.1), "scaled": tight(0.0)}},
+                 [("jac.unscaled", "below", (-T,)), ("jac.scaled", "within", (-T, T)),
+                  ("share.unscaled", "above", (va.TOL_SHARE,)),
+                  ("share.scaled", "within", (-va.TOL_SHARE, va.TOL_SHARE))]),
+    "gradients": (lambda ratio: va.gradient_verdict(va.gradient_rule(ratio)),
+                  {"ratio": {"median": tight(-0.9), "RMS": tight(-0.5)}},
+                  [("ratio.median", "below", (-T,)), ("ratio.RMS", "below", (-T,))]),
+    "mup": (_mup, {"end": {"scaled": tight(0.5), "mup": tight(0.0)}},
+            [("end.scaled", "above", (T,)), ("end.mup", "within", (-T, T))]),
+}
+
+
+def _cases():
+    for name, (_, _, clauses) in ATTN_RULES.items():
+        for key, kind, bounds in clauses:
+            for value, expected in _clauses(kind, *bounds):
+                yield pytest.param(name, key, value, expected, id=f"{key}-{expected}-{value.mean():.3f}")
+
+
+def test_base_data_hold():
+    for name, (rule, base, _) in ATTN_RULES.items():
+        assert rule(**base) == HOLDS, name
+
+
+@pytest.mark.parametrize("name, key, value, expected", list(_cases()))
+def test_each_clause_near_its_threshold(name, key, value, expected):
+    rule, base, _ = ATTN_RULES[name]
+    if name == "gradients" and expected == FAILS:
+        expected = UNSURE  # one aggregate failing while the other holds: they disagree
+    assert _drive(rule, base, key, value) == expected
+
+
+@pytest.mark.parametrize("name", list(ATTN_RULES))
+def test_each_clause_with_too_few_seeds(name):
+    rule, base, clauses = ATTN_RULES[name]
+    for key, _, _ in clauses:
+        group, k = key.split(".")
+        got = _drive(rule, base, key, base[group][k][:stats.MIN_SEEDS - 1])
+        if name == "gradients":  # the other aggregate holds: they do not agree
+            assert got == UNSURE
+        else:
+            assert got == rules.too_few(stats.MIN_SEEDS - 1), (name, key, got)
+
+
+def test_gradient_aggregates_agreeing_and_not():
+    both_fail = {"median": tight(0.3), "RMS": tight(0.3)}
+    assert va.gradient_verdict(va.gradient_rule(both_fail)) == FAILS
+    assert va.gradient_verdict(va.gradient_rule({"median": tight(-0.9)})) == UNSURE  # RMS not measured
+
+
+# --- 6: can the setting show it ----------------------------------------------------------
+
+def test_mup_not_observed_where_the_setting_cannot_show_it():
+    parts = vm.mup_rule({"scaled": tight(0.5), "mup": tight(0.0)})
+    assert vm.blind_spots("proportional", "d_k", 0.49, parts) == []
+    for blind in (vm.blind_spots("fixed", "64", 0.1, parts),  # width does not grow with d_k
+                  vm.blind_spots("proportional", "d_k", 0.51, parts)):  # the task saturates attention
+        assert len(blind) == 1 and vm.mup_verdict(parts, blind) == UNSEEN
+    noisy = vm.mup_rule({"scaled": wide(0.5, sd=0.2), "mup": tight(0.0)})  # detects only shifts > 0.15
+    blind = vm.blind_spots("proportional", "d_k", 0.1, noisy)
+    assert len(blind) == 1 and blind[0].startswith("no power") and vm.mup_verdict(noisy, blind) == UNSEEN
+
+
+# --- 4: quality ------------------------------------------------------------------------
+
+def _quality(small, large) -> str:
+    return rules.verdict_of(vt.quality_rule(small, large, 8, 1024))
+
+
+@pytest.mark.parametrize("large, expected", [
+    (tight(NEAR), HOLDS),  # interval just above 0: additive beats unscaled
+    (tight(-NEAR), FAILS),  # just below 0
+    (tight(0.0), FAILS),  # straddles 0 but lies wholly below +MARGIN: no meaningful win
+    (wide(vt.MARGIN_AUC), UNSURE),  # straddles 0 and reaches past +MARGIN
+])
+def test_quality_additive_beats_at_large_d_k(large, expected):
+    assert _quality(tight(0.0), large) == expected
+
+
+@pytest.mark.parametrize("small, expected", [
+    (tight(vt.MARGIN_AUC - NEAR), HOLDS), (tight(-vt.MARGIN_AUC + NEAR), HOLDS),
+    (tight(vt.MARGIN_AUC + NEAR), FAILS), (tight(-vt.MARGIN_AUC - NEAR), FAILS),
+    (tight(vt.MARGIN_AUC), UNSURE), (tight(-vt.MARGIN_AUC), UNSURE),
+])
+def test_quality_alike_at_small_d_k(small, expected):
+    assert _quality(small, tight(0.2)) == expected
+
+
+def test_quality_with_too_few_seeds_and_overall():
+    assert _quality(tight(0.0, 2), tight(0.2)) == rules.too_few(2)
+    assert _quality(tight(0.0), tight(0.2, 2)) == rules.too_few(2)
+    assert vt.overall([HOLDS, HOLDS]) == HOLDS and vt.overall([FAILS, FAILS]) == FAILS
+    assert vt.overall([HOLDS, FAILS]) == UNSURE and vt.overall([]) == UNSURE
+    assert vt.overall([rules.too_few(2)] * 2) == rules.too_few(2)
+
+
+# --- 5: cost ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("time_ratio, fastest, slowest, memory, expected", [
+    (1.51, 2.0, 1.0, 1.51, "yes"),
+    (1.51, 2.0, 1.0, 1.49, "unclear"),  # memory ratio short of the factor
+    (1.51, 2.0, 1.0, 1.00, "no"),  # no memory saved at all
+    (1.49, 2.0, 1.0, 1.51, "unclear"),  # time ratio short of the factor
+    (1.00, 2.0, 1.0, 9.00, "no"),  # not slower
+    (1.51, 1.0, 1.0, 1.51, "unclear"),  # additive's fastest repeat not beyond scaled's slowest
+])
+def test_cost_rule_near_its_thresholds(time_ratio, fastest, slowest, memory, expected):
+    assert vt.cost_rule(time_ratio, fastest, slowest, memory) == expected
+
+
+# --- clause text: interval, answer and power in every line -------------------------------
+
+def test_every_clause_states_its_power():
+    part = rules.judge("unscaled slope", "within 1 ± 0.15", tight(1.0), "within", 0.85, 1.15)
+    expected = (stats.mean_ci(tight(1.0)), stats.detectable(tight(1.0)))
+    assert (part.ci, part.detectable) == expected
+    assert part.text().startswith("unscaled slope 1.00 [1.00, 1.00] (within 1 ± 0.15: yes; n = 3, detectable ")
+    assert rules.judge("x", "q", [], "above", 0).text() == "x: not measured"
+    with pytest.raises(ValueError, match="kind must be"):
+        rules.judge("x", "q", tight(0.0), "beside", 0)
