@@ -181,3 +181,14 @@ def test_dashboard_is_self_contained(results, tmp_path):
     assert dashboard.main([f"results_dir={tmp_path}"]) == 0
     # quality, cost and the steps survival of each of the two conditions
     assert_self_contained((tmp_path / "dashboard.html").read_text(), n_figures=4)
+
+
+def test_primary_condition_from_the_command_line(tmp_path, capsys):
+    root = write_synthetic_results(tmp_path)
+    assert report.main([f"results_dir={root}", "primary_optimizer=sgd"]) == 0
+    assert "task `mqar`, optimizer `sgd`" in (root / "REPORT.md").read_text()
+    before = (root / "REPORT.md").read_bytes()
+    assert report.main([f"results_dir={root}", "primary_optimizer=rmsprop"]) == 2  # nothing written
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and err.startswith("error: primary_optimizer: 'rmsprop' has no runs")
+    assert (root / "REPORT.md").read_bytes() == before

@@ -10,7 +10,7 @@ import pytest
 from scipy import stats as sps
 
 from experiments.analysis import stats, survival
-from experiments.loop import RunResult, summarize
+from experiments.training.loop import RunResult, summarize
 
 T975_2, T80_2 = 4.302652729911275, 1.0606601717798212  # Student t quantiles, 2 degrees of freedom
 

@@ -8,20 +8,18 @@ with no server and no network.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 from experiments.analysis import dashboard_html, figures, load, verdicts_train
 from experiments.app import analysis_cli
 
 
-def run(results_dir: Path) -> None:
-    res = load.load_results(results_dir)
+def run(res: load.Results) -> None:
     rendered, notes = figures.render(res, formats=("svg",))
     page = dashboard_html.render(res, verdicts_train.all_sections(res), rendered, notes)
-    load.atomic_write_text(results_dir / "dashboard.html", page)
+    load.atomic_write_text(res.root / "dashboard.html", page)
     for note in notes:
         print(note)
-    print(f"wrote {results_dir / 'dashboard.html'} ({len(rendered)} figures)")
+    print(f"wrote {res.root / 'dashboard.html'} ({len(rendered)} figures)")
 
 
 def main(argv: list[str] | None = None) -> int:

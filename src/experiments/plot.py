@@ -7,17 +7,16 @@ no probe.parquet, no history) is skipped with a one-line note.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 from experiments.analysis import figures, load
 from experiments.app import analysis_cli
 
 
-def run(results_dir: Path) -> None:
-    paths, notes = figures.write(load.load_results(results_dir), results_dir / "figures")
+def run(res: load.Results) -> None:
+    paths, notes = figures.write(res, res.root / "figures")
     for note in notes:
         print(note)
-    print(f"wrote {len(paths)} files under {results_dir / 'figures'}")
+    print(f"wrote {len(paths)} files under {res.root / 'figures'}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,19 +7,17 @@ computes, and the conditions measured under. Reads the results folder alone.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 from experiments.analysis import load, report_md, verdicts_train
 from experiments.app import analysis_cli
 
 
-def run(results_dir: Path) -> None:
-    res = load.load_results(results_dir)
+def run(res: load.Results) -> None:
     sections = verdicts_train.all_sections(res)
-    load.atomic_write_text(results_dir / "REPORT.md", report_md.render(res, sections))
+    load.atomic_write_text(res.root / "REPORT.md", report_md.render(res, sections))
     for s in sections:
         print(f"{s.title}: {s.verdict}")
-    print(f"wrote {results_dir / 'REPORT.md'}")
+    print(f"wrote {res.root / 'REPORT.md'}")
 
 
 def main(argv: list[str] | None = None) -> int:

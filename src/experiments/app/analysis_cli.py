@@ -3,8 +3,9 @@
 Hydra's compose API (not @hydra.main) so that nothing is written before the
 results folder is checked, and so that a bad override, a missing, empty or
 read-only folder, or a table that cannot be read is one line on stderr with
-exit code 2 rather than a traceback. Every command loads its tables before it
-writes anything, so a malformed file stops it with nothing written.
+exit code 2 rather than a traceback. Every command loads its tables (here, with
+the primary condition the config names) before it writes anything, so a
+malformed file or a primary condition with no runs stops it with nothing written.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Optional, Sequence
 
 from hydra import compose, initialize_config_dir
 from hydra.core.config_store import ConfigStore
@@ -26,6 +27,10 @@ from experiments.app.preflight import check_output_dir
 @dataclass
 class AnalysisConfig:
     results_dir: str = "results"
+    # The condition the d_k-sweep figures and the end-of-training sections read, named here
+    # rather than picked from the data (a tie-break on run counts would let them decide).
+    primary_optimizer: str = "adam"
+    primary_task: Optional[str] = None  # None: the one task run with primary_optimizer
 
 
 ConfigStore.instance().store(name="analysis_schema", node=AnalysisConfig)
@@ -39,22 +44,29 @@ def _first_line(e: BaseException) -> str:
 def compose_config(argv: Sequence[str]) -> AnalysisConfig:
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3", job_name="analysis"):
         cfg = compose(config_name="analysis", overrides=list(argv))
-    return AnalysisConfig(results_dir=str(cfg.results_dir))
+    return AnalysisConfig(results_dir=str(cfg.results_dir), primary_optimizer=str(cfg.primary_optimizer),
+                          primary_task=None if cfg.primary_task is None else str(cfg.primary_task))
 
 
-def entry(name: str, task: Callable[[Path], None], argv: Sequence[str] | None = None) -> int:
-    """Compose the config, check results_dir, run task(results_dir); return the exit code."""
+def load_configured(cfg: AnalysisConfig) -> load.Results:
+    """The results folder's tables with the primary condition the config names."""
+    return load.load_results(cfg.results_dir, cfg.primary_optimizer, cfg.primary_task)
+
+
+def entry(name: str, task: Callable[[load.Results], None], argv: Sequence[str] | None = None) -> int:
+    """Compose the config, check results_dir, load its tables, run task(results); return the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if any(a in ("-h", "--help") for a in argv):
-        print(f"usage: python -m experiments.{name} results_dir=<results folder>  (config: {CONF_DIR}/analysis.yaml)")
+        print(f"usage: python -m experiments.{name} results_dir=<results folder> "
+              f"[primary_optimizer=adam] [primary_task=<task>]  (config: {CONF_DIR}/analysis.yaml)")
         return 0
     try:
         cfg = compose_config(argv)
     except Exception as e:  # Hydra's own errors: bad override, unknown key, wrong type
         return _usage_error(explain(e))
     try:
-        root = check_results_dir(cfg.results_dir)
-        task(root)
+        check_results_dir(cfg.results_dir)
+        task(load_configured(cfg))
     except (ConfigError, load.ResultsFileError) as e:
         return _usage_error(str(e))
     except Exception as e:
