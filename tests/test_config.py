@@ -30,7 +30,7 @@ def test_groups_are_complete():
     assert options("attention") == sorted(config.ATTENTION_SCHEMAS)
     assert options("optimizer") == sorted(config.OPTIMIZER_SCHEMAS)
     assert options("task") == ["assoc_recall", "mqar", "vector_retrieval"]
-    assert options("experiment") == ["claim_full", "claim_medium", "claim_quick"]
+    assert options("experiment") == ["claim_full", "claim_medium", "claim_quick", "mup_width"]
 
 
 @pytest.mark.parametrize("group, option", [(g, o) for g in GROUPS for o in options(g)])
@@ -53,7 +53,7 @@ def test_every_experiment_composes(experiment):
 
 
 @pytest.mark.parametrize("experiment, n_jobs", [  # jobs of n_seeds vmapped seeds each
-    ("claim_quick", 15), ("claim_medium", 112), ("claim_full", 336)])
+    ("claim_quick", 15), ("claim_medium", 112), ("claim_full", 336), ("mup_width", 8)])
 def test_preflight_counts_jobs(experiment, n_jobs):
     # validates every value of every swept key on the way
     assert preflight("train", ["-m", f"experiment={experiment}"], config.validate) == n_jobs
@@ -95,3 +95,21 @@ def test_run_ids_of_the_committed_reference_are_stable(overrides):
     with initialize_config_dir(config_dir=CONF_DIR, version_base="1.3"):
         cfg = compose("train", overrides=["experiment=claim_medium", *overrides])
     assert run_id(cfg) in set(reference["run_id"])
+
+
+@pytest.mark.parametrize("width, n_heads, expected", [("fixed", 1, 64), ("proportional", 1, 32),
+                                                      ("proportional", 2, 64)])
+def test_model_width_ties_d_model_to_d_k(width, n_heads, expected):
+    """model.width=proportional: d_model = d_k * n_heads, in the model and in the memory estimate."""
+    from experiments.training import loop, memory
+
+    cfg = compose_train("d_k=32", f"model.width={width}", f"model.n_heads={n_heads}")
+    config.validate(cfg)
+    assert loop.model_spec(cfg, cfg.task).d_model == expected
+    assert memory.Shapes.from_config(cfg).d_model == expected
+
+
+def test_bad_model_width_is_one_line():
+    cfg = compose_train("model.width=wide")
+    with pytest.raises(ValueError, match=r"^model\.width: must be one of fixed, proportional, got 'wide'$"):
+        config.validate(cfg)

@@ -155,3 +155,33 @@ def test_task_rows_are_the_harness_forward():
 def test_bad_task_name_is_one_line():
     with pytest.raises(ValueError, match=r"^task_name: must be one of assoc_recall, .*got 'nope'$"):
         probe.validate(make_cfg(task_name="nope"))
+
+
+@pytest.mark.parametrize("model", [False, True])
+def test_per_row_gradient_aggregates_match_the_closed_form(model):
+    # scaled, logits c q.k: dl_i/dlogits = J_i u_i (u_ij = v_j . r_i), so
+    # dl_i/dq_i = c K^T J u, dl_i/dk_j = c (J u)_j q_i; through q = x W_q, K = X' W_k:
+    # |dl_i/dW_q| = |x_i| |dl_i/dq_i|, |dl_i/dW_k| = c |X'^T J u| |q_i|
+    d_k = 16
+    cfg = make_cfg(variants=["scaled"], d_ks=[d_k], n_rows=256, queries_per_batch=64,
+                   input_model="model" if model else "iid", init="lecun_normal")
+    proj = probe.projections(cfg, d_k, ["lecun_normal"])["lecun_normal"] if model else None
+    got = probe.measure_grid(cfg, d_k, {"lecun_normal": proj} if model else None)
+    got = got[("scaled", "lecun_normal" if model else "none")]
+    rows = probe.draw_rows(cfg, d_k, model)
+    x, xk = rows["q"].astype(np.float64), rows["k"].astype(np.float64)
+    q, k = (x @ np.asarray(proj["w_q"]), xk @ np.asarray(proj["w_k"])) if model else (x, xk)
+    c = 1 / np.sqrt(d_k)
+    logits = c * np.einsum("bid,bjd->bij", q, k)
+    s = np.exp(logits - logits.max(-1, keepdims=True))
+    s /= s.sum(-1, keepdims=True)
+    u = np.einsum("bid,bjd->bij", rows["r"], rows["v"])
+    ju = s * u - s * (s * u).sum(-1, keepdims=True)
+    gq = c * np.einsum("bij,bjd->bid", ju, k)
+    if model:
+        g2 = (x ** 2).sum(-1) * (gq ** 2).sum(-1) + \
+            c ** 2 * (np.einsum("bjm,bij->bim", xk, ju) ** 2).sum(-1) * (q ** 2).sum(-1)
+    else:
+        g2 = (gq ** 2).sum(-1) + c ** 2 * (q ** 2).sum(-1) * (ju ** 2).sum(-1)
+    assert got["grad_qk_row_median"] == pytest.approx(np.sqrt(np.median(g2)), rel=1e-3)
+    assert got["grad_qk_row_rms"] == pytest.approx(np.sqrt(g2.mean()), rel=1e-3)

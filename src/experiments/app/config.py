@@ -99,7 +99,8 @@ OPTIMIZER_SCHEMAS = {"adam": AdamConfig, "adamw": AdamWConfig, "sgd": SGDConfig}
 
 @dataclass
 class ModelConfig:
-    d_model: int = 64
+    d_model: int = 64  # ignored when width is proportional
+    width: str = "fixed"  # fixed: d_model as set | proportional: d_model = d_k * n_heads (muP's setting)
     d_v: int = 64
     n_layers: int = 1
     n_heads: int = 1
@@ -218,6 +219,7 @@ def validate(cfg: DictConfig) -> None:
     for key in ("d_model", "d_v", "n_layers", "n_heads"):
         _check(m[key] >= 1, f"model.{key}", "must be >= 1", m[key])
     _check(m.init in INITS, "model.init", f"must be one of {', '.join(INITS)}", m.init)
+    _check(m.width in memory.WIDTHS, "model.width", f"must be one of {', '.join(memory.WIDTHS)}", m.width)
     _check(m.dtype in ("float32", "bfloat16"), "model.dtype", "must be float32 or bfloat16", m.dtype)
 
     t = cfg.train

@@ -36,6 +36,13 @@ between rows vanish in expectation: this is the root mean square of the
 per-row gradient norm |dl_i / dW_q| (exactly so for q itself), free of B and
 n_rows.
 
+Per row, grad_qk_row_median and grad_qk_row_rms aggregate g_i = |dl_i/d(q, K)|
+(iid input: w.r.t. the row's query and its batch's keys) or |dl_i/d(W_q, W_k)|
+(model input) over all rows, by the median and by the root mean square;
+`grad_wrt` ("q,k" or "W_q,W_k") says which. The two differ where rows do:
+the median is a typical row, the RMS is carried by the largest gradients.
+The task input writes NaN there (its rows are not differentiated one by one).
+
 Randomness (numpy, seeded): x, v and r are shared by all d_k, inits and
 variants; iid q, k by all variants at one d_k; W by all variants: the
 variants are compared on the same draws. Deterministic for a seed.
@@ -66,6 +73,8 @@ MODEL_SETS = {"both": ["iid", "model"], "all": ["iid", "model", "task"]}
 CHUNK_ELEMENTS = 1 << 24  # largest [batches, B, n_keys, width] block at once (64 MB f32)
 MEASURED = ("logit_var", "logit_std", "entropy", "entropy_norm", "saturation",
             "jacobian_norm_mean", "jacobian_norm_median", "grad_norm_q", "grad_norm_k")
+PER_ROW = ("grad_qk_row_median", "grad_qk_row_rms")  # aggregates of the per-row gradient norm
+GRAD_WRT = {"iid": "q,k", "model": "W_q,W_k", "task": "W_q,W_k"}
 # fold_in tags separating the random streams of one seed
 _ROWS, _PARAMS, _PROJ = 0x50524F, 0x504152, 0x57514B
 
@@ -161,12 +170,29 @@ def projections(cfg, d_k: int, inits: list[str]) -> dict:
 
 # --- measuring one variant ----------------------------------------------------------
 
+def _row_grad_sq(name: str, params, q, k, rows, model: bool):
+    """|dl_i/d(q_i, K)|^2 for each row i of a batch (B,), or |dl_i/d(W_q, W_k)|^2 (model input)."""
+    def row_loss(q_i, k, r_i):
+        out, _ = attention.attend(name, params, q_i[None], k, rows["v"])
+        return jnp.sum(out[0] * r_i)
+
+    gq, gk = jax.vmap(jax.grad(row_loss, argnums=(0, 1)), in_axes=(0, None, 0))(q, k, rows["r"])
+    if not model:  # (B, d_k), (B, n, d_k)
+        return jnp.sum(gq * gq, -1) + jnp.sum(gk * gk, (-2, -1))
+    # q_i = x_i W_q: dl_i/dW_q = x_i^T gq_i, an outer product of norm |x_i| |gq_i|;
+    # K = X' W_k: dl_i/dW_k = X'^T gk_i
+    gwk = jnp.einsum("nm,bnd->bmd", rows["k"], gk)  # (B, d_model, d_k)
+    return jnp.sum(rows["q"] ** 2, -1) * jnp.sum(gq * gq, -1) + jnp.sum(gwk * gwk, (-2, -1))
+
+
 @lru_cache(maxsize=None)
 def _measure_fn(name: str, model: bool, chunk: int):
-    """Jitted: (params, proj, rows) -> logits, weights [b, B, n], |grad q|^2, |grad k|^2 [b].
+    """Jitted: (params, proj, rows) -> logits, weights [b, B, n], |grad q|^2, |grad k|^2 [b],
+    per-row |grad|^2 [b, B].
 
     The gradient is taken of the batch loss L_b = sum_i <out_i, r_i> / sqrt(B)
-    w.r.t. (q, k) (iid) or (W_q, W_k) (model), one batch at a time."""
+    w.r.t. (q, k) (iid) or (W_q, W_k) (model), one batch at a time; the per-row
+    one of each l_i alone."""
     def per_batch(params, proj, rows):
         def loss(wrt):
             if model:
@@ -179,7 +205,8 @@ def _measure_fn(name: str, model: bool, chunk: int):
         wrt = proj if model else {"q": rows["q"], "k": rows["k"]}
         grads, (logits, weights) = jax.grad(loss, has_aux=True)(wrt)
         gq, gk = (grads["w_q"], grads["w_k"]) if model else (grads["q"], grads["k"])
-        return logits, weights, jnp.sum(gq * gq), jnp.sum(gk * gk)
+        q, k = (rows["q"] @ proj["w_q"], rows["k"] @ proj["w_k"]) if model else (rows["q"], rows["k"])
+        return logits, weights, jnp.sum(gq * gq), jnp.sum(gk * gk), _row_grad_sq(name, params, q, k, rows, model)
 
     def measure(params, proj, rows):
         # lax.map in chunks of batches bounds memory (additive's [B, n, d_hidden])
@@ -202,12 +229,15 @@ def measure_grid(cfg, d_k: int, proj: dict | None) -> dict:
     for name in cfg.variants:
         params = attention.init_params(name, _params_key(cfg.seed, d_k), d_k)
         for init in (proj if model else ["none"]):
-            logits, weights, gq2, gk2 = _measure_fn(name, model, chunk)(
+            logits, weights, gq2, gk2, row_g2 = _measure_fn(name, model, chunk)(
                 params, proj[init] if model else None, rows)
             stats = _summary(logits, weights)
             row = {c: float(stats[c]) for c in MEASURED[:7]}
             row["grad_norm_q"] = math.sqrt(float(jnp.mean(gq2)))
             row["grad_norm_k"] = math.sqrt(float(jnp.mean(gk2)))
+            row_g2 = np.asarray(row_g2, np.float64).ravel()
+            row["grad_qk_row_median"] = math.sqrt(float(np.median(row_g2)))
+            row["grad_qk_row_rms"] = math.sqrt(float(row_g2.mean()))
             out[(name, init)] = row
     return out
 
@@ -242,6 +272,7 @@ def probe(cfg, log=print) -> pd.DataFrame:
                     "n_rows": stats.pop("n_rows", cfg.n_rows), "seed": cfg.seed,
                     "d_model": cfg.d_model if projected else None,
                     "task": cfg.task_name if input_model == "task" else None,
+                    "grad_wrt": GRAD_WRT[input_model], **dict.fromkeys(PER_ROW, math.nan),
                     **stats,
                     **theory.predict(name, d_k, round(n_keys), p, cfg.theory_rows, cfg.seed,
                                      rank=cfg.d_model if projected else None),

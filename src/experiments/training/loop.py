@@ -23,6 +23,7 @@ from omegaconf import DictConfig, OmegaConf
 from experiments.tasks import TASKS, fixed_set, train_batch
 from experiments.training import lanes
 from experiments.training import step as steplib
+from experiments.training.memory import model_width
 from experiments.training.model import ModelSpec, count_params, init_model
 
 EVAL_CHUNK = 128  # examples per evaluation chunk: bounds additive's memory
@@ -33,7 +34,8 @@ def model_spec(cfg: DictConfig, task_cfg) -> ModelSpec:
     options = {k: v for k, v in OmegaConf.to_container(cfg.attention).items() if k != "name"}
     return ModelSpec(
         attention=cfg.attention.name, attention_options=tuple(sorted(options.items())),
-        d_k=cfg.d_k, d_model=cfg.model.d_model, d_v=cfg.model.d_v,
+        d_k=cfg.d_k, d_model=model_width(cfg.model.get("width", "fixed"), cfg.model.d_model, cfg.d_k,
+                                         cfg.model.n_heads), d_v=cfg.model.d_v,
         n_layers=cfg.model.n_layers, n_heads=cfg.model.n_heads, init=cfg.model.init,
         token_shift=cfg.model.token_shift, vocab=task.input_vocab(task_cfg),
         n_classes=task.n_classes(task_cfg), d_in=task.d_in(task_cfg), dtype=cfg.model.dtype)

@@ -37,6 +37,18 @@ EVAL_CHUNK = 128  # = experiments.training.loop.EVAL_CHUNK (not imported: loop p
 FLOAT_BYTES = 4
 LIMIT_ENV = "ATTN_MEMORY_LIMIT_GB"  # overrides the machine's available memory (tests, shared nodes)
 
+WIDTHS = ("fixed", "proportional")
+
+
+def model_width(width: str, d_model: int, d_k: int, n_heads: int) -> int:
+    """The model's d_model: as configured (`fixed`), or d_k * n_heads (`proportional`: the
+    width grows with the head dimension, the setting of muP's prediction about 1/d_k).
+    Here, jax-free, because both the memory estimate and the model's spec need it."""
+    if width not in WIDTHS:
+        raise ValueError(f"model.width: must be one of {', '.join(WIDTHS)}, got {width!r}")
+    return d_k * n_heads if width == "proportional" else d_model
+
+
 # Buffers of the size of one layer's attention rows B x H x n_q x T (logits and
 # weights kept for the backward pass, their gradients) and of the additive
 # tanh tensor, as counted by reading step.py and attention/; calibrated so that
@@ -84,7 +96,8 @@ class Shapes(NamedTuple):
         return cls(batch=t.batch_size, seq_len=task.seq_len(cfg.task),
                    n_queries=_n_queries(cfg.task), vocab=task.input_vocab(cfg.task),
                    n_classes=task.n_classes(cfg.task), d_in=task.d_in(cfg.task),
-                   d_model=m.d_model, d_k=cfg.d_k, d_v=m.d_v, n_layers=m.n_layers,
+                   d_model=model_width(m.get("width", "fixed"), m.d_model, cfg.d_k, m.n_heads),
+                   d_k=cfg.d_k, d_v=m.d_v, n_layers=m.n_layers,
                    n_heads=m.n_heads, d_hidden=d_hidden, variant_params=variant_params,
                    token_shift=bool(m.token_shift), opt_slots=slots, n_val=t.n_val,
                    n_seeds=t.get("n_seeds", 1))
