@@ -107,6 +107,7 @@ def gradients(res):
     if not rows:
         raise Skip("no Jacobian or gradient-norm columns")
     fig, axes = style.new_figure(len(rows), len(GRADIENT_PANELS), width=4.2, height=3.1)
+    drawn = []  # the legend goes beside the last panel of the first row that has lines
     for r, (title, df) in enumerate(rows):
         for c, (column, ylabel) in enumerate(GRADIENT_PANELS):
             ylabel = ylabel.format(**_wrt(df))
@@ -121,8 +122,8 @@ def gradients(res):
             ax.set_yscale("log")
             ax.set_ylabel(ylabel)
             ax.set_title(title)
-            if r == 0 and c == len(GRADIENT_PANELS) - 1:
-                style.legend(ax)
+            drawn.append((r, c, ax))
+    style.legend(max(drawn, key=lambda rc: (-rc[0], rc[1]))[2])
     return [("gradients", fig)]
 
 
