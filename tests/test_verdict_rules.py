@@ -118,6 +118,9 @@ def test_mup_not_observed_where_the_setting_cannot_show_it():
     noisy = vm.mup_rule({"scaled": wide(0.5, sd=0.2), "mup": tight(0.0)})  # detects only shifts > 0.15
     blind = vm.blind_spots("proportional", "d_k", 0.1, noisy)
     assert len(blind) == 1 and blind[0].startswith("no power") and vm.mup_verdict(noisy, blind) == UNSEEN
+    decided = vm.mup_rule({"scaled": wide(1.0, sd=0.2), "mup": tight(0.0)})  # wide, yet clearly above
+    assert decided[0].answer == "yes" and decided[0].detectable > T
+    assert vm.blind_spots("proportional", "d_k", 0.1, decided) == []  # power enough for its answer
 
 
 # --- 4: quality ------------------------------------------------------------------------

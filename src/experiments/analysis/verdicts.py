@@ -89,10 +89,12 @@ def describe_runs(summary: pd.DataFrame | None, cond, run_ids=None) -> str:
         parts.append("experiment " + ", ".join(f"`{e}`" for e in sorted(s["experiment"].astype(str).unique())))
     # what shapes the numbers; logger.* and the variants' own knobs do not belong here
     shaping = ("task.", "train.", "model.", "optimizer.")
+    # model.width=proportional overrides the configured d_model (training.memory.model_width)
+    proportional = "model.width" in s and bool((s["model.width"] == "proportional").all())
     for col in sorted(c for c in s.columns if c.startswith(shaping)):
         vals = s[col].dropna().astype(str).unique()
         if len(vals) == 1 and len(parts) < 24:
-            parts.append(f"`{col}`={vals[0]}")
+            parts.append(f"`{col}`=" + ("d_k × n_heads" if proportional and col == "model.d_model" else vals[0]))
     return "; ".join(parts)
 
 
