@@ -42,6 +42,7 @@ class BenchConfig:
     train: list[str] = field(default_factory=lambda: ["experiment=claim_quick"])  # base overrides
     d_k: int = 64  # for the step and seed comparisons
     n_seeds: int = 4
+    vmap_repeats: int = 5  # alternating (sequential, vmapped) pairs behind vmap_seed_speedup
     peak_d_k: int = 1024
     matmul_sizes: list[int] = field(default_factory=lambda: [1024, 2048])
     min_time_s: float = 1.0  # least time spent on each timing (best call kept)
@@ -56,7 +57,7 @@ ConfigStore.instance().store(name="bench_schema", node=BenchConfig)
 
 
 def validate(cfg: DictConfig) -> None:
-    for key in ("d_k", "n_seeds", "peak_d_k"):
+    for key in ("d_k", "n_seeds", "peak_d_k", "vmap_repeats"):
         if cfg[key] < 1:
             raise ValueError(f"{key}: must be >= 1, got {cfg[key]!r}")
     if not cfg.matmul_sizes or min(cfg.matmul_sizes) < 1:
@@ -93,7 +94,8 @@ def measure_all(cfg: DictConfig, scratch: Path, log=progress.say) -> dict:
     out.update(steps, harness_vs_bare_ratio=steps["bare_step_s"] / steps["harness_step_s"])
 
     log(f"2/7 {cfg.n_seeds} seeds vmapped against one after another")
-    out.update(measure.seed_group_times(_train_cfg(cfg, [f"d_k={cfg.d_k}"]), cfg.n_seeds))
+    out.update(measure.seed_group_times(_train_cfg(cfg, [f"d_k={cfg.d_k}"]), cfg.n_seeds,
+                                        cfg.vmap_repeats))
 
     log("3/7 compile time, cold and with the persistent cache (fresh processes)")
     probe = [*cfg.train, f"d_k={cfg.d_k}", "attention=additive"]  # not compiled above

@@ -27,7 +27,7 @@ SECTION_BY_STAT = {
 }
 # Keys and labels of a history row: constant within a run (they belong in the
 # config) or the step itself (passed as W&B's step).
-NOT_LOGGED = {"run_id", "attention", "d_k", "seed", "task", "optimizer", "lr", "experiment", "step"}
+NOT_LOGGED = {"run_id", "attention", "d_k", "seed", "task", "optimizer", "experiment", "step"}
 # Per-layer/head columns: entropy_l0h1 (statistics), grad_norm_q_l0 (gradients).
 _SUFFIX = re.compile(r"^(?P<stat>.+?)_l\d+(h\d+)?$")
 
