@@ -1,6 +1,6 @@
 """Every in-process test sees two CPU devices, as a training job does on a
 2-core machine (runtime.configure): the seed axis of a group is then really
-spread over devices (training.lanes), whatever the machine running the tests."""
+spread over devices (training.lane_axis), whatever the machine running the tests."""
 import jax
 
 jax.config.update("jax_num_cpu_devices", 2)
@@ -15,7 +15,7 @@ def _release_compiled_programs():
     modules, and their executables would otherwise pile up in memory (the
     persistent cache makes a later recompile cheap)."""
     yield
-    from experiments.training import loop
+    from experiments.training import group
 
-    loop._compiled.cache_clear()
+    group._compiled.cache_clear()
     jax.clear_caches()

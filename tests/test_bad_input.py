@@ -194,8 +194,16 @@ CASES = [
     Case("train", ("train.batch_size=4096",), "train.batch_size", f"{memory.LIMIT_ENV} allows",
          env=LOW_MEMORY),
     Case("train", ("train.n_val=100000",), "train.n_val", "lower train.n_val", env=LOW_MEMORY),
-    Case("train", ("train.n_seeds=64", "train.batch_size=512"), "train.batch_size",
-         "lower train.n_seeds, train.batch_size", env=LOW_MEMORY),
+    Case("train", ("train.n_seeds=64", "train.batch_size=256"), "train.n_seeds",
+         "64 seeds = 64 lanes need about", env=LOW_MEMORY),
+    Case("train", ("train.n_seeds=16", "optimizer.lr_grid=[1e-4,3e-4,1e-3,3e-3]",
+                   "train.batch_size=256"), "optimizer.lr_grid",
+         "4 rates x 16 seeds = 64 lanes need about", env=LOW_MEMORY),
+    Case("train", ("optimizer.lr_grid=[]",), "optimizer.lr_grid", "non-empty list"),
+    Case("train", ("optimizer.lr_grid=[1e-3,-1]",), "optimizer.lr_grid", "finite numbers > 0"),
+    Case("train", ("optimizer.lr_grid=[1e-3,1e-3]",), "optimizer.lr_grid", "must not repeat"),
+    Case("train", ("optimizer.lr_grid=abc",), "optimizer.lr_grid", "a list"),
+    Case("train", ("train.stop_at_threshold=maybe",), "train.stop_at_threshold", "true or false"),
     Case("train", (), memory.LIMIT_ENV, "number of GB", env={memory.LIMIT_ENV: "lots"}),
 
     # probe
@@ -383,17 +391,17 @@ def _xla_bytes(cfg) -> tuple[int, int]:
     import jax.numpy as jnp
 
     from experiments.tasks import TASKS, fixed_set, train_batch
-    from experiments.training import loop, step
+    from experiments.training import group, step
     from experiments.training.model import init_model
 
     task = TASKS[cfg.task.name]
     task_cfg = task.config_cls(**dict(cfg.task))
     t, n_seeds = cfg.train, cfg.train.n_seeds
-    spec = loop.model_spec(cfg, task_cfg)
+    spec = group.model_spec(cfg, task_cfg)
     n_queries = int(fixed_set(task, task_cfg, 0, "val", 8)["loss_mask"].sum(-1).max())
     assert n_queries == memory.Shapes.from_config(cfg).n_queries
-    chunk = min(loop.EVAL_CHUNK, t.n_val)
-    assert t.n_val % chunk == 0  # no padding (loop._chunked) needed
+    chunk = min(group.EVAL_CHUNK, t.n_val)
+    assert t.n_val % chunk == 0  # no padding (group.chunked) needed
     tx = step.make_optimizer(cfg.optimizer, t)
     chunk_fn, eval_fn = step.compile_fns(
         spec, tx, lambda s: train_batch(task, task_cfg, s["seed"], s["step"], t.batch_size), n_queries,
@@ -433,12 +441,15 @@ def test_memory_estimate_is_near_xla(overrides):
 
 
 def test_memory_estimate_scales_with_seeds_and_matches_loop():
-    from experiments.training import loop
+    from experiments.training import group
 
-    assert memory.EVAL_CHUNK == loop.EVAL_CHUNK
+    assert memory.EVAL_CHUNK == group.EVAL_CHUNK
     one = memory.estimate(memory.Shapes.from_config(_compose()))
     four = memory.estimate(memory.Shapes.from_config(_compose("train.n_seeds=4")))
     assert four.total_bytes == 4 * one.total_bytes
+    grid = memory.estimate(memory.Shapes.from_config(
+        _compose("train.n_seeds=4", "optimizer.lr_grid=[1e-3,3e-3,1e-2]")))
+    assert grid.total_bytes == 12 * one.total_bytes  # lanes = rates x seeds
 
 
 def test_available_memory(monkeypatch):

@@ -22,7 +22,8 @@ def report(tmp_path_factory):
     results = tmp_path_factory.mktemp("bench")
     cfg = OmegaConf.structured(bench.BenchConfig(
         results_dir=str(results), train=TINY_TRAIN, d_k=8, n_seeds=2, peak_d_k=8,  # one model: compiled once
-        matmul_sizes=[64, 128], min_time_s=0.01, claim_quick=True, claim_quick_warm=False))
+        matmul_sizes=[64, 128], min_time_s=0.01, claim_quick=True, claim_quick_warm=False,
+        vmap_repeats=2, lane_counts=[1, 16, 32], heavy=["attention=additive", "d_k=16", "train.eval_every=5"]))
     bench.validate(cfg)
     return bench.run(cfg), results
 
@@ -39,7 +40,14 @@ def test_bench_json_has_every_contract_key(report):
 def test_figures_are_consistent(report):
     f, _ = report
     assert f["harness_vs_bare_ratio"] == pytest.approx(f["bare_step_s"] / f["harness_step_s"])
-    assert f["vmap_seed_speedup"] == pytest.approx(f["sequential_train_s"] / f["vmapped_train_s"])
+    assert f["vmap_seed_speedup_min"] <= f["vmap_seed_speedup"] <= f["vmap_seed_speedup_max"]
+    assert f["vmap_seed_speedup_repeats"] == 2
+    light, heavy = f["lane_throughput"]["scaled_dk8"], f["lane_throughput"]["additive_dk16"]
+    assert sorted(light, key=int) == sorted(heavy, key=int) == ["1", "16", "32"]
+    assert f["lane_speedup_16"] == pytest.approx(light["16"] / light["1"])
+    assert f["lane_speedup_32"] == pytest.approx(light["32"] / light["1"])
+    assert f["single_lane_step_s"] == pytest.approx(1 / light["1"])
+    assert f["heavy_lane_ratio_min"] == pytest.approx(min(v / heavy["1"] for v in heavy.values()))
     assert f["compile_cached_over_cold"] == pytest.approx(f["compile_cached_s"] / f["compile_cold_s"])
     # the cache must actually be used: a cached XLA compile is far faster
     assert f["xla_compile_cached_s"] < 0.5 * f["xla_compile_cold_s"]

@@ -101,11 +101,11 @@ def test_run_ids_of_the_committed_reference_are_stable(overrides):
                                                       ("proportional", 2, 64)])
 def test_model_width_ties_d_model_to_d_k(width, n_heads, expected):
     """model.width=proportional: d_model = d_k * n_heads, in the model and in the memory estimate."""
-    from experiments.training import loop, memory
+    from experiments.training import group, memory
 
     cfg = compose_train("d_k=32", f"model.width={width}", f"model.n_heads={n_heads}")
     config.validate(cfg)
-    assert loop.model_spec(cfg, cfg.task).d_model == expected
+    assert group.model_spec(cfg, cfg.task).d_model == expected
     assert memory.Shapes.from_config(cfg).d_model == expected
 
 

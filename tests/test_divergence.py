@@ -49,7 +49,7 @@ def sweep(tmp_path_factory):
 
 
 def test_sweep_goes_on_after_a_divergence(sweep):
-    lines = [line.strip() for line in sweep["err"].splitlines() if "assoc_recall/sgd:" in line]
+    lines = [line.strip() for line in sweep["err"].splitlines() if "assoc_recall/sgd lr=" in line]
     assert [line.split(": ")[1].split(",")[0] for line in lines] == ["diverged", "completed"]
     summary = sweep["summary"].set_index("optimizer.lr")
     assert summary.loc[1e6, "status"] == "diverged" and summary.loc[0.1, "status"] == "completed"

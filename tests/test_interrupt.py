@@ -159,15 +159,15 @@ def test_signal_during_training_records_the_run_failed(tmp_path, monkeypatch, ca
     config.validate(cfg)
 
     training = threading.Event()  # set at the first evaluation row
-    train_seeds = train.train_seeds
+    train_lanes = train.train_lanes
 
     def watched(*args, on_eval, **kwargs):
         def seen(*row):
             training.set()
             on_eval(*row)
-        return train_seeds(*args, on_eval=seen, **kwargs)
+        return train_lanes(*args, on_eval=seen, **kwargs)
 
-    monkeypatch.setattr(train, "train_seeds", watched)
+    monkeypatch.setattr(train, "train_lanes", watched)
 
     def stop_when_training():
         assert training.wait(timeout=120)

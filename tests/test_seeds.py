@@ -44,12 +44,12 @@ def group_and_alone(tmp_path_factory):
 
 
 def test_seeds_are_spread_over_devices():
-    from experiments.training import lanes
+    from experiments.training import lane_axis
 
     assert jax.local_device_count() == 2  # tests/conftest.py
-    assert lanes.n_devices_for(4) == 2 and lanes.n_devices_for(3) == 1
-    assert lanes.n_devices_for(1) == 1
-    tree = lanes.placer(2)({"x": jax.numpy.zeros((4, 3))})
+    assert lane_axis.n_devices_for(4) == 2 and lane_axis.n_devices_for(3) == 1
+    assert lane_axis.n_devices_for(1) == 1
+    tree = lane_axis.placer(2)({"x": jax.numpy.zeros((4, 3))})
     assert len(tree["x"].sharding.device_set) == 2
 
 

@@ -16,6 +16,7 @@ from experiments.app import (
 )
 from experiments.app.errors import CONF_DIR
 from experiments.training import loop
+from experiments.training.group import prepare
 
 
 def main() -> None:
@@ -23,7 +24,7 @@ def main() -> None:
     with initialize_config_dir(config_dir=CONF_DIR, version_base="1.3"):
         cfg = compose("train", overrides=sys.argv[1:])
     runtime.configure_cache(True, runtime.default_cache_dir())
-    group = loop.prepare(cfg, [cfg.seed])
+    group = prepare(cfg, loop.lanes_of(cfg)[:1])
     print(json.dumps({"compile_s": group.compile_time_s, "xla_compile_s": group.xla_compile_time_s,
                       "process_s": time.perf_counter() - start}))
 

@@ -27,9 +27,12 @@ TARGETS = {
     "harness_vs_bare_ratio": ("harness / bare train-step throughput", 0.9, +1),
     "vmap_seed_speedup": ("vmapped seeds / sequential seeds throughput", 2.0, +1),
     "compile_cached_over_cold": ("compile time cached / cold", 0.2, -1),
-    "claim_quick_wall_s": ("experiment=claim_quick wall time (s)", 180.0, -1),
+    "claim_quick_wall_s": ("experiment=claim_quick wall time (s)", 120.0, -1),
     "fraction_of_matmul_peak": ("train-step GFLOP/s / matmul peak", 0.5, +1),
     "peak_rss_gb": ("peak resident memory of the quick sweep (GB)", 2.0, -1),
+    "lane_speedup_16": ("16 lanes / 1 lane run-steps per s (light step)", 3.0, +1),
+    "lane_speedup_32": ("32 lanes / 1 lane run-steps per s (light step)", 5.0, +1),
+    "heavy_lane_ratio_min": ("most lanes / 1 lane run-steps per s (heavy step)", 1.0, +1),
 }
 
 
@@ -39,9 +42,13 @@ class BenchConfig:
     train: list[str] = field(default_factory=lambda: ["experiment=claim_quick"])  # base overrides
     d_k: int = 64  # for the step and seed comparisons
     n_seeds: int = 4
+    vmap_repeats: int = 5  # alternating (sequential, vmapped) pairs behind vmap_seed_speedup
     peak_d_k: int = 1024
     matmul_sizes: list[int] = field(default_factory=lambda: [1024, 2048])
     min_time_s: float = 1.0  # least time spent on each timing (best call kept)
+    lane_counts: list[int] = field(default_factory=lambda: [1, 4, 16, 32])
+    heavy: list[str] = field(default_factory=lambda: ["attention=additive", "d_k=1024",
+                                                      "train.eval_every=5"])
     claim_quick: bool = True  # run the quick sweep (figures 4 and 6)
     claim_quick_warm: bool = True  # and once more with the cache it filled
 
@@ -50,12 +57,15 @@ ConfigStore.instance().store(name="bench_schema", node=BenchConfig)
 
 
 def validate(cfg: DictConfig) -> None:
-    for key in ("d_k", "n_seeds", "peak_d_k"):
+    for key in ("d_k", "n_seeds", "peak_d_k", "vmap_repeats"):
         if cfg[key] < 1:
             raise ValueError(f"{key}: must be >= 1, got {cfg[key]!r}")
     if not cfg.matmul_sizes or min(cfg.matmul_sizes) < 1:
         raise ValueError(f"matmul_sizes: must be a non-empty list of sizes >= 1, "
                          f"got {list(cfg.matmul_sizes)!r}")
+    if not cfg.lane_counts or min(cfg.lane_counts) < 1 or 1 not in cfg.lane_counts:
+        raise ValueError(f"lane_counts: must be a list of counts >= 1 that holds 1, "
+                         f"got {list(cfg.lane_counts)!r}")
     if cfg.min_time_s <= 0:
         raise ValueError(f"min_time_s: must be > 0, got {cfg.min_time_s!r}")
     _train_cfg(cfg, [])  # the base overrides must compose
@@ -79,14 +89,15 @@ def _train_cfg(cfg: DictConfig, extra: list[str]) -> DictConfig:
 
 def measure_all(cfg: DictConfig, scratch: Path, log=progress.say) -> dict:
     out: dict = {}
-    log("1/6 harness step against a bare jitted step")
+    log("1/7 harness step against a bare jitted step")
     steps = measure.step_times(_train_cfg(cfg, [f"d_k={cfg.d_k}"]), cfg.min_time_s)
     out.update(steps, harness_vs_bare_ratio=steps["bare_step_s"] / steps["harness_step_s"])
 
-    log(f"2/6 {cfg.n_seeds} seeds vmapped against one after another")
-    out.update(measure.seed_group_times(_train_cfg(cfg, [f"d_k={cfg.d_k}"]), cfg.n_seeds))
+    log(f"2/7 {cfg.n_seeds} seeds vmapped against one after another")
+    out.update(measure.seed_group_times(_train_cfg(cfg, [f"d_k={cfg.d_k}"]), cfg.n_seeds,
+                                        cfg.vmap_repeats))
 
-    log("3/6 compile time, cold and with the persistent cache (fresh processes)")
+    log("3/7 compile time, cold and with the persistent cache (fresh processes)")
     probe = [*cfg.train, f"d_k={cfg.d_k}", "attention=additive"]  # not compiled above
     cold = measure.compile_probe(str(scratch / "cache"), probe)
     cached = measure.compile_probe(str(scratch / "cache"), probe)
@@ -95,7 +106,7 @@ def measure_all(cfg: DictConfig, scratch: Path, log=progress.say) -> dict:
                xla_compile_cached_s=cached["xla_compile_s"],
                compile_cached_over_cold=cached["compile_s"] / cold["compile_s"])
 
-    log(f"4/6 float32 matmul peak and the train step at d_k={cfg.peak_d_k}")
+    log(f"4/7 float32 matmul peak and the train step at d_k={cfg.peak_d_k}")
     out.update(measure.matmul_peak_flops(list(cfg.matmul_sizes), cfg.min_time_s))
     big = measure.step_times(_train_cfg(cfg, [f"d_k={cfg.peak_d_k}"]), cfg.min_time_s)
     harness_gflops = big["step_flops"] / big["harness_step_s"] / 1e9
@@ -104,18 +115,39 @@ def measure_all(cfg: DictConfig, scratch: Path, log=progress.say) -> dict:
                bare_step_gflops=big["step_flops"] / big["bare_step_s"] / 1e9,
                fraction_of_matmul_peak=harness_gflops / out["matmul_peak_gflops"])
 
+    log(f"5/7 lanes: run-steps per s at {list(cfg.lane_counts)} lanes, light and heavy step")
+    out.update(lane_figures(cfg))
+
     out.update(claim_quick_wall_s=None, peak_rss_gb=None)
     if cfg.claim_quick:
-        log("5/6 experiment=claim_quick end to end, cold compilation cache")
+        log("6/7 experiment=claim_quick end to end, cold compilation cache")
         command = [sys.executable, "-m", "experiments.train", "-m", *cfg.train,
                    f"results_dir={scratch / 'claim_quick'}", "progress=false"]
         env = {**os.environ, "JAX_COMPILATION_CACHE_DIR": str(scratch / "sweep_cache")}
         cold_sweep = measure.sweep_wall(command, env)
         out.update(claim_quick_wall_s=cold_sweep["wall_s"], peak_rss_gb=cold_sweep["peak_rss_gb"])
         if cfg.claim_quick_warm:
-            log("6/6 the same sweep again (overwrite=true), warm cache")
+            log("7/7 the same sweep again (overwrite=true), warm cache")
             warm = measure.sweep_wall([*command, "overwrite=true"], env)
             out.update(claim_quick_warm_wall_s=warm["wall_s"], peak_rss_warm_gb=warm["peak_rss_gb"])
+    return out
+
+
+def lane_figures(cfg: DictConfig) -> dict:
+    """lane_throughput (run-steps/s per lane count) on the light step (the bench's
+    d_k) and the heavy one (additive at d_k=1024), and the speedups over one lane."""
+    counts = sorted(set(cfg.lane_counts))
+    out, tables = {}, {}
+    for kind, extra in (("light", [f"d_k={cfg.d_k}"]), ("heavy", list(cfg.heavy))):
+        train_cfg = _train_cfg(cfg, extra)
+        name = f"{train_cfg.attention.name}_dk{train_cfg.d_k}"
+        tables[kind] = out.setdefault("lane_throughput", {})[name] = \
+            measure.lane_throughput(train_cfg, counts, cfg.min_time_s)
+    light, heavy = tables["light"], tables["heavy"]
+    out["single_lane_step_s"] = 1.0 / light["1"]
+    out["heavy_lane_ratio_min"] = min(v / heavy["1"] for v in heavy.values())
+    for n in (16, 32):
+        out[f"lane_speedup_{n}"] = light[str(n)] / light["1"] if str(n) in light else None
     return out
 
 

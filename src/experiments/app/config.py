@@ -73,6 +73,9 @@ ATTENTION_SCHEMAS = {
 class AdamConfig:
     name: str = "adam"
     lr: float = 1e-3
+    # learning rates trained side by side as lanes of one program, each lane its
+    # own run (with optimizer.lr set to its rate); when set it replaces lr
+    lr_grid: Optional[list[float]] = None
     b1: float = 0.9
     b2: float = 0.999
     eps: float = 1e-8
@@ -88,6 +91,7 @@ class AdamWConfig(AdamConfig):
 class SGDConfig:
     name: str = "sgd"
     lr: float = 0.1
+    lr_grid: Optional[list[float]] = None  # as in AdamConfig
     momentum: float = 0.9
     nesterov: bool = False
 
@@ -122,6 +126,9 @@ class TrainConfig:
     clip_norm: Optional[float] = None  # global-norm clipping; None = off
     divergence_loss: float = 1e4  # a finite loss above this also counts as diverged
     n_seeds: int = 1  # train seeds seed .. seed+n_seeds-1 as one vmapped program
+    # stop a group once every lane has reached `threshold` on validation (or has
+    # diverged); `steps` is then the budget
+    stop_at_threshold: bool = False
 
 
 @dataclass
@@ -205,6 +212,14 @@ def validate(cfg: DictConfig) -> None:
     o = cfg.optimizer
     _check(o.name in OPTIMIZER_SCHEMAS, "optimizer", f"must be one of {', '.join(OPTIMIZER_SCHEMAS)}", o.name)
     _positive("optimizer.lr", o.lr)
+    if o.get("lr_grid") is not None:
+        _check(len(o.lr_grid) >= 1, "optimizer.lr_grid", "must be a non-empty list of rates or null",
+               list(o.lr_grid))
+        for lr in o.lr_grid:
+            _check(isinstance(lr, (int, float)) and math.isfinite(lr) and lr > 0, "optimizer.lr_grid",
+                   "must hold finite numbers > 0", list(o.lr_grid))
+        _check(len(set(o.lr_grid)) == len(o.lr_grid), "optimizer.lr_grid",
+               "must not repeat a rate (each lane is its own run)", list(o.lr_grid))
     if o.name == "sgd":
         _check(0 <= o.momentum < 1, "optimizer.momentum", "must be in [0, 1)", o.momentum)
     else:

@@ -11,7 +11,7 @@ threads per job. Neither changes a number, only how fast it comes.
   variables; both must be set before the backend starts, which is why this
   runs at the top of each job, before the first computation.
 * A job's cores are also presented as that many CPU devices, over which
-  the seeds of a group are spread (training.lanes): a small model's step keeps
+  the seeds of a group are spread (training.lane_axis): a small model's step keeps
   one core busy, so S seeds on k cores run k at a time.
 """
 from __future__ import annotations
@@ -146,7 +146,7 @@ def configure(runtime_cfg, job_num: int | None = None) -> None:
 
 
 def set_cpu_devices(n: int) -> None:
-    """Present this job's n cores as n CPU devices (training.lanes spreads seeds over them)."""
+    """Present this job's n cores as n CPU devices (training.lane_axis spreads lanes over them)."""
     import jax
 
     jax.config.update("jax_num_cpu_devices", n)

@@ -1,10 +1,11 @@
 """A training job: the runs of one composed config, skipped, trained and recorded.
 
 `run(cfg)` is what `python -m experiments.train` runs for each Hydra job.
-With train.n_seeds=S a job trains seeds seed .. seed+S-1 together as one
-vmapped program (training.loop); each seed is still its own run (folder,
-summary, W&B run), with the run id it would have alone, so a relaunch with
-another S skips what is done. A run whose summary says completed (or
+With train.n_seeds=S and optimizer.lr_grid=[r1, ..., rK] a job trains the
+K x S lanes (each rate with seeds seed .. seed+S-1) together as one program
+(training.loop); each lane is still its own run (folder, summary, W&B run),
+with the run id it would have alone with optimizer.lr=r and that seed, so a
+relaunch, however it is grouped, skips what is done. A run whose summary says completed (or
 diverged) is skipped unless overwrite=true.
 """
 from __future__ import annotations
@@ -20,7 +21,8 @@ from omegaconf import DictConfig, OmegaConf
 from experiments.app import interrupt, progress, runtime
 from experiments.store import results
 from experiments.store.wandb_mirror import Mirror, open_run
-from experiments.training.loop import summarize, train_seeds
+from experiments.training.group import Lane
+from experiments.training.loop import eval_steps, lanes_of, summarize, train_lanes
 
 
 def _job_num() -> int | None:
@@ -37,22 +39,23 @@ def _job_num() -> int | None:
 def keys_of(cfg: DictConfig, rid: str) -> dict:
     return {"run_id": rid, "attention": cfg.attention.name, "d_k": int(cfg.d_k),
             "seed": int(cfg.seed), "task": cfg.task.name, "optimizer": cfg.optimizer.name,
-            "experiment": cfg.experiment}
+            "lr": float(cfg.optimizer.lr), "experiment": cfg.experiment}
 
 
 def _fmt(summary: dict, keys: dict) -> str:
     acc = summary.get("test_accuracy")
     stt = summary.get("steps_to_threshold")
     return (f"{keys['attention']:>9} d_k={keys['d_k']:<5} seed={keys['seed']} "
-            f"{keys['task']}/{keys['optimizer']}: {summary['status']}, "
+            f"{keys['task']}/{keys['optimizer']} lr={keys['lr']:g}: {summary['status']}, "
             f"test acc {'-' if acc is None else f'{acc:.3f}'}, "
             f"steps to {summary['threshold']:g}: {'never' if stt is None else stt}, "
             f"{summary['wall_time_s']:.1f} s")
 
 
 def run(cfg: DictConfig) -> list[dict]:
-    """Train one configuration, or train.n_seeds seeds of it as one vmapped
-    program, and write each seed's results; returns one summary per seed."""
+    """Train one configuration, or its lanes (train.n_seeds seeds x the rates of
+    optimizer.lr_grid) as one program, and write each lane's results; returns
+    one summary per lane."""
     job_num = _job_num()
     progress.sweep_started(job_num)
     runtime.configure(cfg.runtime, job_num)
@@ -64,7 +67,7 @@ def run(cfg: DictConfig) -> list[dict]:
 
 @dataclass
 class Member:
-    """One seed of a job: its config, run id and folder."""
+    """One lane of a job (a seed and a rate): its config, run id and folder."""
     cfg: DictConfig
     rid: str
     folder: Path
@@ -73,9 +76,11 @@ class Member:
 
 def members(cfg: DictConfig) -> list[Member]:
     out = []
-    for seed in range(cfg.seed, cfg.seed + cfg.train.n_seeds):
-        member_cfg = cfg.copy()
-        member_cfg.seed = seed
+    for lane in lanes_of(cfg):
+        member_cfg = cfg.copy()  # the config this run has when trained alone
+        member_cfg.seed = lane.seed
+        member_cfg.optimizer.lr = lane.lr
+        member_cfg.optimizer.lr_grid = None
         rid = results.run_id(member_cfg)
         out.append(Member(member_cfg, rid, results.run_dir(cfg.results_dir, rid),
                           keys_of(member_cfg, rid)))
@@ -98,9 +103,12 @@ def _run(cfg: DictConfig, multirun: bool) -> list[dict]:
 
 
 def _train(cfg: DictConfig, todo: list[Member], multirun: bool) -> list[dict]:
-    """Train the seeds in `todo` together; write and mirror each one's results."""
-    seeds = [m.cfg.seed for m in todo]
-    label = f"s{seeds[0]}" if len(seeds) == 1 else f"s{seeds[0]}-{seeds[-1]}"
+    """Train the lanes in `todo` together; write and mirror each one's results."""
+    lanes = [Lane(m.cfg.seed, float(m.cfg.optimizer.lr)) for m in todo]
+    seeds = sorted({lane.seed for lane in lanes})
+    rates = sorted({lane.lr for lane in lanes})
+    label = (f"s{seeds[0]}" if len(seeds) == 1 else f"s{seeds[0]}-{seeds[-1]}") + \
+        (f" lr={rates[0]:g}" if len(rates) == 1 else f" {len(rates)} lrs")
     bar = progress.RunBar(f"{cfg.attention.name} d_k={cfg.d_k} {label}", cfg.train.steps,
                           enabled=cfg.progress)
     started = time.time()
@@ -118,7 +126,7 @@ def _train(cfg: DictConfig, todo: list[Member], multirun: bool) -> list[dict]:
             for i, m in enumerate(todo):
                 results.write_config(m.folder, m.cfg)
                 mirrors[i] = stack.enter_context(_open_mirror(m))
-            outcomes = train_seeds(cfg, seeds, on_eval=on_eval, on_steps=bar.advance)
+            outcomes = train_lanes(cfg, lanes, on_eval=on_eval, on_steps=bar.advance)
         except BaseException as exc:
             with interrupt.deferred():  # a second Ctrl-C still stops at once
                 for i, m in enumerate(todo):
@@ -132,7 +140,7 @@ def _train(cfg: DictConfig, todo: list[Member], multirun: bool) -> list[dict]:
             raise
         with interrupt.deferred():
             for i, m in enumerate(todo):
-                summaries[i].update(summarize(outcomes[i], cfg.train.threshold))
+                summaries[i].update(summarize(outcomes[i], cfg.train.threshold, eval_steps(cfg.train)))
                 _record(m.folder, histories[i], summaries[i], started, mirrors[i], 0)
         bar.close()
     for m, summary in zip(todo, summaries):

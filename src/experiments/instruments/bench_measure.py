@@ -19,8 +19,10 @@ import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 from experiments.tasks import TASKS, train_batch
+from experiments.training import group as grouplib
 from experiments.training import loop
 from experiments.training import step as steplib
+from experiments.training.model import init_model
 
 
 def best_time(call: Callable[[], object], min_time_s: float, min_reps: int = 3) -> float:
@@ -46,12 +48,12 @@ def bare_step(cfg: DictConfig, seed: int = 0):
     """The model's train step stripped to what any JAX user would write: loss,
     grad, optimizer update, one fixed batch, no measurements, no data stream.
     Returns (compiled step, params, opt_state, batch)."""
-    task_cfg = loop._task_object(OmegaConf.to_container(cfg.task, resolve=True))
-    spec = loop.model_spec(cfg, task_cfg)
+    task_cfg = grouplib.task_object(OmegaConf.to_container(cfg.task, resolve=True))
+    spec = grouplib.model_spec(cfg, task_cfg)
     tx = steplib.make_optimizer(cfg.optimizer, cfg.train)
     batch = train_batch(TASKS[cfg.task.name], task_cfg, seed, 0, cfg.train.batch_size)
     n_queries = int(np.asarray(batch["loss_mask"]).sum(-1).max())
-    params = loop.init_model(spec, jax.random.PRNGKey(seed))
+    params = init_model(spec, jax.random.PRNGKey(seed))
 
     def step(params, opt_state, batch):
         (loss, _), grads = jax.value_and_grad(steplib.loss_fn, has_aux=True)(
@@ -68,7 +70,7 @@ def step_times(cfg: DictConfig, min_time_s: float) -> dict:
     """Seconds per train step: the harness's chunk (lax.scan over eval_every
     steps, batches drawn in the graph, measurements) against the bare step
     called from a Python loop. Same model, batch size and optimizer."""
-    group = loop.prepare(cfg, [cfg.seed])
+    group = grouplib.prepare(cfg, loop.lanes_of(cfg)[:1])
     length = max(group.chunks)
     chunk = group.chunks[length]
     box = {"state": group.state}
@@ -92,16 +94,46 @@ def step_times(cfg: DictConfig, min_time_s: float) -> dict:
     return {"harness_step_s": harness, "bare_step_s": bare, "step_flops": _flops(compiled)}
 
 
-def seed_group_times(cfg: DictConfig, n_seeds: int) -> dict:
+def seed_group_times(cfg: DictConfig, n_seeds: int, repeats: int = 5) -> dict:
     """Training time (compile excluded) of n_seeds seeds vmapped against the
-    same seeds one after another; each compiled and warmed up first."""
+    same seeds one after another, each compiled and warmed up first; the two
+    are timed in alternation `repeats` times and the ratio of each pair kept,
+    so that a burst of load on a shared machine hits one pair, not the median."""
     seeds = list(range(cfg.seed, cfg.seed + n_seeds))
-    loop.train_seeds(cfg, seeds[:1])  # compile both programs before timing
-    loop.train_seeds(cfg, seeds)
-    sequential = sum(loop.train_seeds(cfg, [s])[0].train_time_s for s in seeds)
-    vmapped = loop.train_seeds(cfg, seeds)[0].train_time_s
-    return {"sequential_train_s": sequential, "vmapped_train_s": vmapped,
-            "vmap_seed_speedup": sequential / vmapped}
+    for group in ([seeds[0]], seeds):  # compile both programs, then a quiet warm-up run
+        loop.train_seeds(cfg, group)
+        loop.train_seeds(cfg, group)
+    ratios, sequential, vmapped = [], [], []
+    for _ in range(repeats):
+        sequential.append(sum(loop.train_seeds(cfg, [s])[0].train_time_s for s in seeds))
+        vmapped.append(loop.train_seeds(cfg, seeds)[0].train_time_s)
+        ratios.append(sequential[-1] / vmapped[-1])
+    return {"sequential_train_s": float(np.median(sequential)),
+            "vmapped_train_s": float(np.median(vmapped)),
+            "vmap_seed_speedup": float(np.median(ratios)),
+            "vmap_seed_speedup_min": float(min(ratios)), "vmap_seed_speedup_max": float(max(ratios)),
+            "vmap_seed_speedup_repeats": repeats}
+
+
+def lane_throughput(cfg: DictConfig, lane_counts: list[int], min_time_s: float) -> dict:
+    """Run-steps per second (lanes x train steps per second of the group's
+    compiled chunk, evaluations left out) for each lane count: lanes are
+    seeds x rates of one program, so the count alone sets the work."""
+    out = {}
+    for n in lane_counts:
+        lanes = [grouplib.Lane(cfg.seed + i, float(cfg.optimizer.lr)) for i in range(n)]
+        group = grouplib.prepare(cfg, lanes)
+        length = max(group.chunks)
+        chunk, box = group.chunks[length], {"state": group.state}
+
+        def call():
+            box["state"], measured, _ = chunk(box["state"])
+            return measured
+
+        out[str(n)] = n * length / best_time(call, min_time_s)
+        del group, box
+        grouplib.release_compiled()
+    return out
 
 
 def matmul_peak_flops(sizes: list[int], min_time_s: float) -> dict:

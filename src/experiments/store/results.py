@@ -19,9 +19,9 @@ from omegaconf import DictConfig, OmegaConf
 
 # Keys that change where or how results are written, not what is measured.
 NOT_IDENTITY = ("results_dir", "overwrite", "progress", "logger", "experiment", "hydra", "runtime")
-# Train keys that change how a run is scheduled, not its numbers: a seed trained
-# in a vmapped group is the same run as that seed trained alone.
-NOT_IDENTITY_TRAIN = ("n_seeds",)
+# Keys that change how runs are scheduled, not their numbers: a seed or a
+# learning rate trained as a lane of a group is the same run as trained alone.
+NOT_IDENTITY_KEYS = (("train", "n_seeds"), ("optimizer", "lr_grid"))
 # Keys added after runs were first recorded: at these values they are left out
 # of the identity, so that every run recorded before the key existed keeps its id.
 LATER_KEYS = {("train", "stop_at_threshold"): False, ("model", "width"): "fixed"}
@@ -33,7 +33,8 @@ def identity(cfg: DictConfig) -> dict:
     """The part of the config that determines the numbers."""
     resolved = OmegaConf.to_container(cfg, resolve=True)
     ident = {k: v for k, v in resolved.items() if k not in NOT_IDENTITY}
-    ident["train"] = {k: v for k, v in ident["train"].items() if k not in NOT_IDENTITY_TRAIN}
+    for group, key in NOT_IDENTITY_KEYS:
+        ident.get(group, {}).pop(key, None)
     for (group, key), default in LATER_KEYS.items():
         if group in ident and ident[group].get(key, default) == default:
             ident[group].pop(key, None)

@@ -1,7 +1,7 @@
 """How much memory a training configuration needs, estimated before anything is allocated.
 
     shapes = Shapes.from_config(cfg)        # a composed train config
-    estimate(shapes).total_bytes            # bytes, all seeds of the run together
+    estimate(shapes).total_bytes            # bytes, all lanes of the job together
     available_bytes()                       # what this machine has free now
 
 Arithmetic on the config (nothing is traced or allocated): the pre-flight compares the two and
@@ -22,7 +22,8 @@ What is counted, in float32 (4 bytes; a conservative count for bfloat16):
                examples (additive: its tanh tensor)
 n_q is the number of rows computed: T for the inner layers, the loss
 positions for the last (see model.py). Seeds are one vmapped program, so
-everything is multiplied by train.n_seeds. The peak is the state plus the
+everything is multiplied by the lanes of the job (train.n_seeds x the rates
+of optimizer.lr_grid). The peak is the state plus the
 larger of the train step and the evaluation (they run one after the other).
 tests/test_bad_input.py checks the estimate against XLA's own memory analysis.
 """
@@ -33,7 +34,7 @@ import os
 from dataclasses import dataclass
 from typing import NamedTuple
 
-EVAL_CHUNK = 128  # = experiments.training.loop.EVAL_CHUNK (not imported: loop pulls in optax and jax)
+EVAL_CHUNK = 128  # = experiments.training.group.EVAL_CHUNK (not imported: group pulls in optax and jax)
 FLOAT_BYTES = 4
 LIMIT_ENV = "ATTN_MEMORY_LIMIT_GB"  # overrides the machine's available memory (tests, shared nodes)
 
@@ -77,7 +78,7 @@ class Shapes(NamedTuple):
     token_shift: bool
     opt_slots: int      # optimizer state, in copies of the params
     n_val: int
-    n_seeds: int
+    n_lanes: int        # train.n_seeds x len(optimizer.lr_grid): runs trained as one program
 
     @classmethod
     def from_config(cls, cfg) -> "Shapes":
@@ -100,7 +101,7 @@ class Shapes(NamedTuple):
                    d_k=cfg.d_k, d_v=m.d_v, n_layers=m.n_layers,
                    n_heads=m.n_heads, d_hidden=d_hidden, variant_params=variant_params,
                    token_shift=bool(m.token_shift), opt_slots=slots, n_val=t.n_val,
-                   n_seeds=t.get("n_seeds", 1))
+                   n_lanes=t.get("n_seeds", 1) * len(o.get("lr_grid") or [o.lr]))
 
 
 def _n_queries(task_cfg) -> int:
@@ -110,7 +111,7 @@ def _n_queries(task_cfg) -> int:
 
 @dataclass(frozen=True)
 class Estimate:
-    """Bytes, all seeds together."""
+    """Bytes, all lanes together."""
     params: int
     state: int
     train_step: int
@@ -178,10 +179,10 @@ def evaluation_elements(s: Shapes) -> int:
 def estimate(s: Shapes) -> Estimate:
     p = n_params(s)
     state = p * (1 + s.opt_slots + 2)  # params, optimizer slots, gradients, updates
-    seeds = s.n_seeds * FLOAT_BYTES
-    return Estimate(params=p * seeds, state=state * seeds,
-                    train_step=train_step_elements(s) * seeds,
-                    evaluation=evaluation_elements(s) * seeds)
+    lanes = s.n_lanes * FLOAT_BYTES
+    return Estimate(params=p * lanes, state=state * lanes,
+                    train_step=train_step_elements(s) * lanes,
+                    evaluation=evaluation_elements(s) * lanes)
 
 
 # --- the machine ----------------------------------------------------------------------
@@ -249,11 +250,19 @@ def check_fits(cfg) -> None:
     need = est.total_bytes * parallel
     if have is None or need <= have:
         return
-    key = "train.batch_size" if est.train_step >= est.evaluation else "train.n_val"
-    hints = (["train.n_seeds"] if s.n_seeds > 1 else []) + [key, "d_k"]
     jobs = f" ({parallel} jobs at once)" if parallel > 1 else ""
+    grid = cfg.optimizer.get("lr_grid")
+    one_lane = estimate(s._replace(n_lanes=1)).total_bytes * parallel
+    if s.n_lanes > 1 and one_lane <= have:  # the lanes are what does not fit
+        key = "optimizer.lr_grid" if grid else "train.n_seeds"
+        lanes = f"{len(grid)} rates x {cfg.train.n_seeds} seeds" if grid else \
+            f"{cfg.train.n_seeds} seeds"
+        raise ValueError(f"{key}: {lanes} = {s.n_lanes} lanes need about {_gb(need)} "
+                         f"(estimated){jobs}, {where}; lower optimizer.lr_grid or train.n_seeds "
+                         f"(one lane needs {_gb(one_lane)}), or split the grid over jobs")
+    key = "train.batch_size" if est.train_step >= est.evaluation else "train.n_val"
     raise ValueError(f"{key}: this configuration needs about {_gb(need)} (estimated){jobs}, "
-                     f"{where}; lower {', '.join(hints)} or task sizes")
+                     f"{where}; lower {key}, d_k or task sizes")
 
 
 def _gb(n: float) -> str:

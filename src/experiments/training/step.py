@@ -19,26 +19,45 @@ from experiments.training.model import ModelSpec, forward
 PROJECTIONS = ("w_q", "w_k", "w_v")
 
 
-def make_optimizer(opt_cfg, train_cfg) -> optax.GradientTransformation:
+def schedule_shape(train_cfg) -> optax.Schedule | None:
+    """The learning-rate schedule with peak 1 (None: constant), scaled per lane
+    by that lane's rate."""
     steps, warmup = train_cfg.steps, train_cfg.warmup_steps
     if train_cfg.schedule == "cosine":
-        lr = optax.warmup_cosine_decay_schedule(0.0, opt_cfg.lr, warmup, steps, 0.0)
-    elif warmup:
-        lr = optax.join_schedules(
-            [optax.linear_schedule(0.0, opt_cfg.lr, warmup), optax.constant_schedule(opt_cfg.lr)],
-            [warmup])
-    else:
-        lr = opt_cfg.lr
-    if opt_cfg.name == "adam":
-        tx = optax.adam(lr, b1=opt_cfg.b1, b2=opt_cfg.b2, eps=opt_cfg.eps)
-    elif opt_cfg.name == "adamw":
-        tx = optax.adamw(lr, b1=opt_cfg.b1, b2=opt_cfg.b2, eps=opt_cfg.eps,
-                         weight_decay=opt_cfg.weight_decay)
-    else:
-        tx = optax.sgd(lr, momentum=opt_cfg.momentum or None, nesterov=opt_cfg.nesterov)
-    if train_cfg.clip_norm is not None:
-        tx = optax.chain(optax.clip_by_global_norm(train_cfg.clip_norm), tx)
-    return tx
+        return optax.warmup_cosine_decay_schedule(0.0, 1.0, warmup, steps, 0.0)
+    if warmup:
+        return optax.join_schedules(
+            [optax.linear_schedule(0.0, 1.0, warmup), optax.constant_schedule(1.0)], [warmup])
+    return None
+
+
+def make_optimizer(opt_cfg, train_cfg) -> optax.GradientTransformation:
+    """The optimizer, with its learning rate a value in its state
+    (optax.inject_hyperparams): each lane of a group carries its own rate, so a
+    grid of rates is one program. `with_learning_rate` sets a lane's rate."""
+    shape = schedule_shape(train_cfg)
+
+    def build(learning_rate):
+        lr = learning_rate if shape is None else (lambda count: learning_rate * shape(count))
+        if opt_cfg.name == "adam":
+            tx = optax.adam(lr, b1=opt_cfg.b1, b2=opt_cfg.b2, eps=opt_cfg.eps)
+        elif opt_cfg.name == "adamw":
+            tx = optax.adamw(lr, b1=opt_cfg.b1, b2=opt_cfg.b2, eps=opt_cfg.eps,
+                             weight_decay=opt_cfg.weight_decay)
+        else:
+            tx = optax.sgd(lr, momentum=opt_cfg.momentum or None, nesterov=opt_cfg.nesterov)
+        if train_cfg.clip_norm is not None:
+            tx = optax.chain(optax.clip_by_global_norm(train_cfg.clip_norm), tx)
+        return tx
+
+    return optax.inject_hyperparams(build)(learning_rate=opt_cfg.lr)
+
+
+def with_learning_rate(opt_state, lr):
+    """An injected optimizer state whose learning rate is `lr` (a lane's rate)."""
+    rates = {**opt_state.hyperparams,
+             "learning_rate": jnp.asarray(lr, opt_state.hyperparams["learning_rate"].dtype)}
+    return opt_state._replace(hyperparams=rates)
 
 
 def _gather(x, query_idx):

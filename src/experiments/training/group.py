@@ -1,0 +1,184 @@
+"""A group: the lanes of one configuration, initialised and compiled as one program.
+
+A lane is one run: a (seed, learning rate) pair. Lanes share everything
+static (model shape, optimizer kind, task, batch size), so one compiled
+program trains them all: the seed picks the init and the data stream, the
+rate sits in the optimizer state (training.step.make_optimizer). Compiled
+programs are cached on what is static, so the jobs of a sweep that differ
+only in seed or learning rate share one compile.
+"""
+from __future__ import annotations
+
+import math
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Callable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from omegaconf import DictConfig, OmegaConf
+
+from experiments.tasks import TASKS, fixed_set, train_batch
+from experiments.training import lane_axis
+from experiments.training import step as steplib
+from experiments.training.memory import model_width
+from experiments.training.model import ModelSpec, count_params, init_model
+
+EVAL_CHUNK = 128  # examples per evaluation chunk: bounds additive's memory
+PER_LANE_OPTIMIZER_KEYS = ("lr", "lr_grid")  # in the state, not in the program
+
+
+class Lane(NamedTuple):
+    seed: int
+    lr: float
+
+
+def model_spec(cfg: DictConfig, task_cfg) -> ModelSpec:
+    task = TASKS[cfg.task.name]
+    options = {k: v for k, v in OmegaConf.to_container(cfg.attention).items() if k != "name"}
+    return ModelSpec(
+        attention=cfg.attention.name, attention_options=tuple(sorted(options.items())),
+        d_k=cfg.d_k, d_model=model_width(cfg.model.get("width", "fixed"), cfg.model.d_model, cfg.d_k,
+                                         cfg.model.n_heads), d_v=cfg.model.d_v,
+        n_layers=cfg.model.n_layers, n_heads=cfg.model.n_heads, init=cfg.model.init,
+        token_shift=cfg.model.token_shift, vocab=task.input_vocab(task_cfg),
+        n_classes=task.n_classes(task_cfg), d_in=task.d_in(task_cfg), dtype=cfg.model.dtype)
+
+
+def _frozen(node, drop: tuple[str, ...] = ()) -> tuple:
+    plain = OmegaConf.to_container(node, resolve=True)
+    return tuple(sorted((k, v) for k, v in plain.items() if k not in drop))
+
+
+@lru_cache(maxsize=4)  # a few configurations: their executables stay alive with them
+def _compiled(spec: ModelSpec, opt_key: tuple, train_key: tuple, task_key: tuple,
+              batch_size: int, n_queries: int):
+    # the rate in the program is a placeholder: each lane's own is set in its state
+    opt_cfg = OmegaConf.create({**dict(opt_key), "lr": 1.0})
+    train_cfg = OmegaConf.create(dict(train_key))
+    task_cfg = task_object(dict(task_key))
+    tx = steplib.make_optimizer(opt_cfg, train_cfg)
+    task = TASKS[task_cfg.name]
+
+    def make_train_batch(state):
+        return train_batch(task, task_cfg, state["seed"], state["step"], batch_size)
+
+    return tx, steplib.compile_fns(spec, tx, make_train_batch, n_queries,
+                                   train_cfg.divergence_loss)
+
+
+def release_compiled() -> None:
+    """Drop the cached programs (and the executables they keep alive)."""
+    _compiled.cache_clear()
+
+
+def task_object(task_dict: dict):
+    """The task's config dataclass (what the task functions expect)."""
+    return TASKS[task_dict["name"]].config_cls(**task_dict)
+
+
+def chunked(batch: dict, chunk: int) -> dict:
+    """(N, ...) -> (N / chunk, chunk, ...), padding N up with loss-free copies."""
+    n = batch["tokens"].shape[0]
+    n_chunks = math.ceil(n / chunk)
+    pad = n_chunks * chunk - n
+
+    def fix(name, x):
+        if pad:
+            filler = x[:pad] if name != "loss_mask" else jnp.zeros_like(x[:pad])
+            x = jnp.concatenate([x, filler])
+        return x.reshape((n_chunks, chunk) + x.shape[1:])
+
+    return {k: fix(k, v) for k, v in batch.items()}
+
+
+def stack(trees: list):
+    return jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *trees)
+
+
+def per_seed(make: Callable[[int], dict], seeds: list[int]) -> list[dict]:
+    """make(seed) for each lane's seed, made once per distinct seed."""
+    made = {s: make(s) for s in dict.fromkeys(seeds)}
+    return [made[s] for s in seeds]
+
+
+@dataclass
+class Group:
+    """The lanes of one configuration, ready to train: state, validation sets
+    and compiled functions with a leading lane axis (spread over devices; see
+    training.lane_axis)."""
+    lanes: list[Lane]
+    state: dict
+    val: dict  # (L, n_chunks, chunk, ...)
+    chunks: dict  # chunk length -> compiled train chunk
+    evaluate: Callable
+    place: Callable  # puts a lane-axis pytree where the programs expect it
+    compile_time_s: float  # tracing + lowering + XLA compile of every program
+    xla_compile_time_s: float  # the XLA part alone (what the persistent cache saves)
+    n_params: int
+
+
+def prepare(cfg: DictConfig, lanes: list[Lane]) -> Group:
+    """Initialise every lane and compile (ahead of time, so that compile time
+    and step time are measured apart; the programs compile in parallel)."""
+    task_cfg = task_object(OmegaConf.to_container(cfg.task, resolve=True))
+    task = TASKS[cfg.task.name]
+    t = cfg.train
+    spec = model_spec(cfg, task_cfg)
+    seeds = [lane.seed for lane in lanes]
+    n_devices = lane_axis.n_devices_for(len(lanes)) if cfg.runtime.shard_seeds else 1
+    place = lane_axis.placer(n_devices)
+    chunk = min(EVAL_CHUNK, t.n_val)
+    vals = per_seed(lambda s: fixed_set(task, task_cfg, s, "val", t.n_val), seeds)
+    n_queries = max(int(np.asarray(v["loss_mask"]).sum(-1).max()) for v in vals)
+    val = place(stack([chunked(v, chunk) for v in vals]))
+    tx, (chunk_fn, eval_fn) = _compiled(
+        spec, _frozen(cfg.optimizer, PER_LANE_OPTIMIZER_KEYS), _frozen(t), _frozen(cfg.task),
+        t.batch_size, n_queries)
+
+    inits = per_seed(lambda s: init_model(spec, jax.random.fold_in(jax.random.PRNGKey(s), 1)), seeds)
+    params = stack(inits)
+    opt_state = jax.vmap(tx.init)(params)
+    rates = jnp.asarray([lane.lr for lane in lanes], jnp.float32)
+    state = place({"params": params,
+                   "opt_state": jax.vmap(steplib.with_learning_rate)(opt_state, rates),
+                   "step": jnp.zeros(len(lanes), jnp.int32), "seed": jnp.asarray(seeds, jnp.int32)})
+
+    start = time.perf_counter()
+    lengths = sorted({min(t.eval_every, t.steps), t.steps % t.eval_every} - {0})
+    lowered = {n: chunk_fn.lower(state, length=n) for n in lengths}
+    lowered["eval"] = eval_fn.lower(state["params"], val)
+    xla_start = time.perf_counter()
+    # XLA compiles outside the GIL: the programs of a group compile side by side.
+    with ThreadPoolExecutor(max_workers=len(lowered)) as pool:
+        compiled = dict(zip(lowered, pool.map(lambda low: low.compile(), lowered.values())))
+    evaluate = compiled.pop("eval")
+    end = time.perf_counter()
+    return Group(lanes=list(lanes), state=state, val=val, chunks=compiled, evaluate=evaluate,
+                 place=place, compile_time_s=end - start, xla_compile_time_s=end - xla_start,
+                 n_params=count_params(inits[0]))
+
+
+def test_accuracy(group: Group, params, cfg: DictConfig) -> list[float]:
+    """Accuracy of each lane on its seed's test split, in blocks shaped like the
+    validation set (so the compiled evaluation serves both)."""
+    task_cfg = task_object(OmegaConf.to_container(cfg.task, resolve=True))
+    task, t = TASKS[cfg.task.name], cfg.train
+    chunk = group.val["tokens"].shape[2]  # (L, n_chunks, chunk, T)
+    block = group.val["tokens"].shape[1] * chunk
+    n_blocks = math.ceil(t.n_test / block)
+    tests = per_seed(lambda s: fixed_set(task, task_cfg, s, "test", n_blocks * block),
+                     [lane.seed for lane in group.lanes])
+    correct = np.zeros(len(group.lanes))
+    weight = np.zeros(len(group.lanes))
+    for b in range(n_blocks):
+        part = group.place(stack([
+            chunked({k: v[b * block:(b + 1) * block] for k, v in test.items()}, chunk)
+            for test in tests]))
+        out = jax.device_get(group.evaluate(params, part))
+        correct += np.asarray(out["accuracy"]) * np.asarray(out["n_loss"])
+        weight += np.asarray(out["n_loss"])
+    return list(correct / np.maximum(weight, 1.0))
