@@ -8,7 +8,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from experiments.analysis import rules, stats, verdicts_attn as va, verdicts_mup as vm, verdicts_train as vt
+from experiments.analysis import rules, stats
+from experiments.analysis import verdicts_attn as va
+from experiments.analysis import verdicts_mup as vm
+from experiments.analysis import verdicts_train as vt
 from experiments.analysis.rules import FAILS, HOLDS, UNSEEN, UNSURE
 
 SD = 0.002  # seed spread of "tight" data: the 95% t half-width at n = 3 is 2.48 SD ≈ 0.005

@@ -18,8 +18,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .stats import MIN_SEEDS, NAN_INTERVAL, POWER, Interval, above, below, count, detectable, fmt_ci, \
-    mean_ci, within
+from .stats import (
+    MIN_SEEDS,
+    NAN_INTERVAL,
+    POWER,
+    Interval,
+    above,
+    below,
+    count,
+    detectable,
+    fmt_ci,
+    mean_ci,
+    within,
+)
 
 HOLDS, FAILS, UNSURE = "holds", "does not hold", "inconclusive"
 UNSEEN = "not observed in this setting"  # the setting cannot show the effect (reason given)

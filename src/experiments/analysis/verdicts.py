@@ -17,7 +17,7 @@ import pandas as pd
 
 from . import load, status
 from .rules import POWER_NOTE, UNSURE
-from .stats import MIN_SEEDS, METHOD, count, fmt_ci, mean_ci, per_seed_slopes
+from .stats import METHOD, MIN_SEEDS, count, fmt_ci, mean_ci, per_seed_slopes
 
 INTERVALS = f"{METHOD}; {POWER_NOTE}"
 

@@ -13,8 +13,17 @@ import pandas as pd
 from . import load
 from .rules import FAILS, HOLDS, UNSURE, Part, judge, reason, verdict_of
 from .stats import per_seed_slopes
-from .verdicts import (INTERVALS, Section, all_slopes, end_source, init_source, mean_at, no_data, num,
-                       slope_text)
+from .verdicts import (
+    INTERVALS,
+    Section,
+    all_slopes,
+    end_source,
+    init_source,
+    mean_at,
+    no_data,
+    num,
+    slope_text,
+)
 
 TOL_SLOPE = 0.15  # band half-width for a log-log slope ("slope 1" means 0.85..1.15)
 TOL_ENTROPY = 0.02  # normalised entropy change per doubling of d_k counted as "flat"

@@ -115,6 +115,19 @@ def seed_group_times(cfg: DictConfig, n_seeds: int, repeats: int = 5) -> dict:
             "vmap_seed_speedup_repeats": repeats}
 
 
+def _run_steps_per_s(cfg: DictConfig, lanes: list, min_time_s: float) -> float:
+    """Lanes x train steps per second of one group's compiled chunk."""
+    group = grouplib.prepare(cfg, lanes)
+    length = max(group.chunks)
+    chunk, box = group.chunks[length], {"state": group.state}
+
+    def call():
+        box["state"], measured, _ = chunk(box["state"])
+        return measured
+
+    return len(lanes) * length / best_time(call, min_time_s)
+
+
 def lane_throughput(cfg: DictConfig, lane_counts: list[int], min_time_s: float) -> dict:
     """Run-steps per second (lanes x train steps per second of the group's
     compiled chunk, evaluations left out) for each lane count: lanes are
@@ -122,17 +135,8 @@ def lane_throughput(cfg: DictConfig, lane_counts: list[int], min_time_s: float) 
     out = {}
     for n in lane_counts:
         lanes = [grouplib.Lane(cfg.seed + i, float(cfg.optimizer.lr)) for i in range(n)]
-        group = grouplib.prepare(cfg, lanes)
-        length = max(group.chunks)
-        chunk, box = group.chunks[length], {"state": group.state}
-
-        def call():
-            box["state"], measured, _ = chunk(box["state"])
-            return measured
-
-        out[str(n)] = n * length / best_time(call, min_time_s)
-        del group, box
-        grouplib.release_compiled()
+        out[str(n)] = _run_steps_per_s(cfg, lanes, min_time_s)
+        grouplib.release_compiled()  # one program at a time in memory
     return out
 
 
