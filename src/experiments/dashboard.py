@@ -11,12 +11,13 @@ import sys
 
 from experiments.analysis import dashboard_html, figures, load, verdicts_train
 from experiments.app import analysis_cli
+from experiments.store.results import atomic_write_text
 
 
 def run(res: load.Results) -> None:
     rendered, notes = figures.render(res, formats=("svg",))
     page = dashboard_html.render(res, verdicts_train.all_sections(res), rendered, notes)
-    load.atomic_write_text(res.root / "dashboard.html", page)
+    atomic_write_text(res.root / "dashboard.html", page)
     for note in notes:
         print(note)
     print(f"wrote {res.root / 'dashboard.html'} ({len(rendered)} figures)")

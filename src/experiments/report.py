@@ -10,11 +10,12 @@ import sys
 
 from experiments.analysis import load, report_md, verdicts_train
 from experiments.app import analysis_cli
+from experiments.store.results import atomic_write_text
 
 
 def run(res: load.Results) -> None:
     sections = verdicts_train.all_sections(res)
-    load.atomic_write_text(res.root / "REPORT.md", report_md.render(res, sections))
+    atomic_write_text(res.root / "REPORT.md", report_md.render(res, sections))
     for s in sections:
         print(f"{s.title}: {s.verdict}")
     print(f"wrote {res.root / 'REPORT.md'}")

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from experiments.store.results import atomic_write_bytes
+
 from . import figures_attn, figures_train, load, style
 
 
@@ -60,6 +62,6 @@ def write(res: load.Results, out_dir: Path) -> tuple[list[Path], list[str]]:
     for r in rendered:
         for fmt, data in r.files.items():
             path = out_dir / f"{r.name}.{fmt}"
-            load.atomic_write_bytes(path, data)
+            atomic_write_bytes(path, data)
             paths.append(path)
     return paths, notes
