@@ -68,6 +68,7 @@ def run(cfg: DictConfig) -> list[dict]:
 @dataclass
 class Member:
     """One lane of a job (a seed and a rate): its config, run id and folder."""
+    lane: Lane
     cfg: DictConfig
     rid: str
     folder: Path
@@ -82,7 +83,7 @@ def members(cfg: DictConfig) -> list[Member]:
         member_cfg.optimizer.lr = lane.lr
         member_cfg.optimizer.lr_grid = None
         rid = results.run_id(member_cfg)
-        out.append(Member(member_cfg, rid, results.run_dir(cfg.results_dir, rid),
+        out.append(Member(lane, member_cfg, rid, results.run_dir(cfg.results_dir, rid),
                           keys_of(member_cfg, rid)))
     return out
 
@@ -104,7 +105,7 @@ def _run(cfg: DictConfig, multirun: bool) -> list[dict]:
 
 def _train(cfg: DictConfig, todo: list[Member], multirun: bool) -> list[dict]:
     """Train the lanes in `todo` together; write and mirror each one's results."""
-    lanes = [Lane(m.cfg.seed, float(m.cfg.optimizer.lr)) for m in todo]
+    lanes = [m.lane for m in todo]
     seeds = sorted({lane.seed for lane in lanes})
     rates = sorted({lane.lr for lane in lanes})
     label = (f"s{seeds[0]}" if len(seeds) == 1 else f"s{seeds[0]}-{seeds[-1]}") + \
