@@ -424,7 +424,7 @@ def _xla_bytes(cfg) -> tuple[int, int]:
         m = compiled.memory_analysis()
         return m.temp_size_in_bytes + m.argument_size_in_bytes + m.output_size_in_bytes
 
-    return (used(chunk_fn.lower(state, length=1).compile()),
+    return (used(chunk_fn.lower(state, jnp.int32(1)).compile()),
             used(eval_fn.lower(params, val).compile()))
 
 

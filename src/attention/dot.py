@@ -30,16 +30,16 @@ def _mup(params, q, k, key_count=None, multiplier: float = 1.0):
 register(Variant(
     "scaled", no_params, _scaled,
     doc="softmax(q.k / sqrt(d_k)): Vaswani et al. 2017",
-    logit_scale=lambda d_k, n_keys: 1.0 / math.sqrt(d_k),
+    logit_scale=lambda d_k, n_keys: 1.0 / math.sqrt(d_k), bilinear=True,
 ))
 register(Variant(
     "unscaled", no_params, _unscaled,
     doc="softmax(q.k): multiplicative attention (Luong et al. 2015)",
-    logit_scale=lambda d_k, n_keys: 1.0,
+    logit_scale=lambda d_k, n_keys: 1.0, bilinear=True,
 ))
 register(Variant(
     "mup", no_params, _mup,
     doc="softmax(multiplier * q.k / d_k): muP (Yang et al. 2022)",
     score_options=("multiplier",),
-    logit_scale=lambda d_k, n_keys: 1.0 / d_k,
+    logit_scale=lambda d_k, n_keys: 1.0 / d_k, bilinear=True,
 ))

@@ -29,6 +29,10 @@ class Variant:
     # number of keys; None where the score is not a scaled dot product.
     # Used for theory lines (Var(logit) = c^2 Var(q.k)).
     logit_scale: Callable[[int, int], float] | None = None
+    # True where score(params, q, k) = c * q.k with c fixed by d_k and the
+    # options alone (no per-row factor): then q.k = (W_k^T q).x lets a model
+    # skip forming the keys (see experiments.training.model.bilinear_rows).
+    bilinear: bool = False
 
 
 VARIANTS: dict[str, Variant] = {}

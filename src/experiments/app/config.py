@@ -111,6 +111,10 @@ class ModelConfig:
     init: str = "lecun_normal"  # projection init: lecun_normal | xavier | torch_default
     token_shift: bool = True  # add the previous token's embedding (see model.py)
     dtype: str = "float32"
+    # bilinear variants (scaled, unscaled, mup): compute the last layer's query
+    # rows without forming keys and values (training.model.bilinear_rows);
+    # same function, other rounding; ignored by the other variants
+    reassociate: bool = False
 
 
 @dataclass
@@ -137,7 +141,10 @@ class RuntimeConfig:
     compile_cache: bool = True  # JAX's persistent compilation cache
     compile_cache_dir: Optional[str] = None  # None: $JAX_COMPILATION_CACHE_DIR, else ~/.cache/attention-scaling/jax
     threads: Optional[int] = None  # XLA/BLAS threads per job; None: cores / parallel jobs
-    shard_seeds: bool = True  # spread the seeds of a group over one CPU device per thread
+    shard_seeds: bool = True  # spread the lanes of a group over one CPU device per thread
+    # lanes vmapped at once per device, the blocks run one after another;
+    # None: 1 on a CPU (memory-bound: each lane at its single-lane speed), all elsewhere
+    lane_block: Optional[int] = None
 
 
 @dataclass

@@ -67,16 +67,16 @@ def bare_step(cfg: DictConfig, seed: int = 0):
 
 
 def step_times(cfg: DictConfig, min_time_s: float) -> dict:
-    """Seconds per train step: the harness's chunk (lax.scan over eval_every
+    """Seconds per train step: the harness's chunk (a loop over eval_every
     steps, batches drawn in the graph, measurements) against the bare step
     called from a Python loop. Same model, batch size and optimizer."""
     group = grouplib.prepare(cfg, loop.lanes_of(cfg)[:1])
-    length = max(group.chunks)
-    chunk = group.chunks[length]
+    length = group.chunk_steps
+    n_steps = group.place_shared(np.int32(length))
     box = {"state": group.state}
 
     def harness_call():
-        box["state"], measured, _ = chunk(box["state"])
+        box["state"], measured, _ = group.chunk(box["state"], n_steps)
         return measured
 
     harness = best_time(harness_call, min_time_s) / length
@@ -118,11 +118,11 @@ def seed_group_times(cfg: DictConfig, n_seeds: int, repeats: int = 5) -> dict:
 def _run_steps_per_s(cfg: DictConfig, lanes: list, min_time_s: float) -> float:
     """Lanes x train steps per second of one group's compiled chunk."""
     group = grouplib.prepare(cfg, lanes)
-    length = max(group.chunks)
-    chunk, box = group.chunks[length], {"state": group.state}
+    length = group.chunk_steps
+    n_steps, box = group.place_shared(np.int32(length)), {"state": group.state}
 
     def call():
-        box["state"], measured, _ = chunk(box["state"])
+        box["state"], measured, _ = group.chunk(box["state"], n_steps)
         return measured
 
     return len(lanes) * length / best_time(call, min_time_s)

@@ -17,6 +17,8 @@ from typing import Any
 import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
+import attention
+
 # Keys that change where or how results are written, not what is measured.
 NOT_IDENTITY = ("results_dir", "overwrite", "progress", "logger", "experiment", "hydra", "runtime")
 # Keys that change how runs are scheduled, not their numbers: a seed or a
@@ -24,7 +26,8 @@ NOT_IDENTITY = ("results_dir", "overwrite", "progress", "logger", "experiment", 
 NOT_IDENTITY_KEYS = (("train", "n_seeds"), ("optimizer", "lr_grid"))
 # Keys added after runs were first recorded: at these values they are left out
 # of the identity, so that every run recorded before the key existed keeps its id.
-LATER_KEYS = {("train", "stop_at_threshold"): False, ("model", "width"): "fixed"}
+LATER_KEYS = {("train", "stop_at_threshold"): False, ("model", "width"): "fixed",
+              ("model", "reassociate"): False}
 FINISHED = ("completed", "diverged")
 PACKAGES = ("jax", "jaxlib", "optax", "hydra-core", "wandb", "pandas", "numpy")
 
@@ -38,7 +41,14 @@ def identity(cfg: DictConfig) -> dict:
     for (group, key), default in LATER_KEYS.items():
         if group in ident and ident[group].get(key, default) == default:
             ident[group].pop(key, None)
+    if not _bilinear(ident.get("attention", {}).get("name")):
+        ident.get("model", {}).pop("reassociate", None)  # changes nothing for this variant
     return ident
+
+
+def _bilinear(name) -> bool:
+    variant = attention.VARIANTS.get(name)
+    return bool(variant and variant.bilinear)
 
 
 def run_id(cfg: DictConfig) -> str:

@@ -21,6 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
+import attention
 from experiments.tasks import TASKS, fixed_set, train_batch
 from experiments.training import lane_axis
 from experiments.training import step as steplib
@@ -45,7 +46,9 @@ def model_spec(cfg: DictConfig, task_cfg) -> ModelSpec:
                                          cfg.model.n_heads), d_v=cfg.model.d_v,
         n_layers=cfg.model.n_layers, n_heads=cfg.model.n_heads, init=cfg.model.init,
         token_shift=cfg.model.token_shift, vocab=task.input_vocab(task_cfg),
-        n_classes=task.n_classes(task_cfg), d_in=task.d_in(task_cfg), dtype=cfg.model.dtype)
+        n_classes=task.n_classes(task_cfg), d_in=task.d_in(task_cfg), dtype=cfg.model.dtype,
+        reassociate=bool(cfg.model.get("reassociate", False))
+        and attention.get_variant(cfg.attention.name).bilinear)
 
 
 def _frozen(node, drop: tuple[str, ...] = ()) -> tuple:
@@ -55,7 +58,7 @@ def _frozen(node, drop: tuple[str, ...] = ()) -> tuple:
 
 @lru_cache(maxsize=4)  # a few configurations: their executables stay alive with them
 def _compiled(spec: ModelSpec, opt_key: tuple, train_key: tuple, task_key: tuple,
-              batch_size: int, n_queries: int):
+              batch_size: int, n_queries: int, n_devices: int, block: int | None):
     # the rate in the program is a placeholder: each lane's own is set in its state
     opt_cfg = OmegaConf.create({**dict(opt_key), "lr": 1.0})
     train_cfg = OmegaConf.create(dict(train_key))
@@ -67,7 +70,13 @@ def _compiled(spec: ModelSpec, opt_key: tuple, train_key: tuple, task_key: tuple
         return train_batch(task, task_cfg, state["seed"], state["step"], batch_size)
 
     return tx, steplib.compile_fns(spec, tx, make_train_batch, n_queries,
-                                   train_cfg.divergence_loss)
+                                   train_cfg.divergence_loss, n_devices, block)
+
+
+def lane_block(cfg: DictConfig) -> int | None:
+    """runtime.lane_block, or the platform's default (training.lane_axis)."""
+    block = cfg.runtime.get("lane_block")
+    return (block or None) if block is not None else lane_axis.default_block(jax.default_backend())
 
 
 def release_compiled() -> None:
@@ -113,12 +122,18 @@ class Group:
     lanes: list[Lane]
     state: dict
     val: dict  # (L, n_chunks, chunk, ...)
-    chunks: dict  # chunk length -> compiled train chunk
+    chunk: Callable  # compiled (state, n_steps) -> (state, first step's measurements, first bad step)
+    chunk_steps: int  # a full chunk: steps between evaluations
     evaluate: Callable
     place: Callable  # puts a lane-axis pytree where the programs expect it
+    place_shared: Callable  # puts a value every lane shares (a step count) on the devices
     compile_time_s: float  # tracing + lowering + XLA compile of every program
     xla_compile_time_s: float  # the XLA part alone (what the persistent cache saves)
     n_params: int
+
+    def run(self, state, n_steps: int):
+        """n_steps train steps of every lane: (state, measurements, first bad step)."""
+        return self.chunk(state, self.place_shared(np.int32(n_steps)))
 
 
 def prepare(cfg: DictConfig, lanes: list[Lane]) -> Group:
@@ -137,7 +152,7 @@ def prepare(cfg: DictConfig, lanes: list[Lane]) -> Group:
     val = place(stack([chunked(v, chunk) for v in vals]))
     tx, (chunk_fn, eval_fn) = _compiled(
         spec, _frozen(cfg.optimizer, PER_LANE_OPTIMIZER_KEYS), _frozen(t), _frozen(cfg.task),
-        t.batch_size, n_queries)
+        t.batch_size, n_queries, n_devices, lane_block(cfg))
 
     inits = per_seed(lambda s: init_model(spec, jax.random.fold_in(jax.random.PRNGKey(s), 1)), seeds)
     params = stack(inits)
@@ -147,18 +162,19 @@ def prepare(cfg: DictConfig, lanes: list[Lane]) -> Group:
                    "opt_state": jax.vmap(steplib.with_learning_rate)(opt_state, rates),
                    "step": jnp.zeros(len(lanes), jnp.int32), "seed": jnp.asarray(seeds, jnp.int32)})
 
+    place_shared = lane_axis.shared_placer(n_devices)
     start = time.perf_counter()
-    lengths = sorted({min(t.eval_every, t.steps), t.steps % t.eval_every} - {0})
-    lowered = {n: chunk_fn.lower(state, length=n) for n in lengths}
-    lowered["eval"] = eval_fn.lower(state["params"], val)
+    lowered = {"chunk": chunk_fn.lower(state, place_shared(np.int32(1))),
+               "eval": eval_fn.lower(state["params"], val)}
     xla_start = time.perf_counter()
     # XLA compiles outside the GIL: the programs of a group compile side by side.
     with ThreadPoolExecutor(max_workers=len(lowered)) as pool:
         compiled = dict(zip(lowered, pool.map(lambda low: low.compile(), lowered.values())))
-    evaluate = compiled.pop("eval")
     end = time.perf_counter()
-    return Group(lanes=list(lanes), state=state, val=val, chunks=compiled, evaluate=evaluate,
-                 place=place, compile_time_s=end - start, xla_compile_time_s=end - xla_start,
+    return Group(lanes=list(lanes), state=state, val=val, chunk=compiled["chunk"],
+                 chunk_steps=min(t.eval_every, t.steps), evaluate=compiled["eval"], place=place,
+                 place_shared=place_shared, compile_time_s=end - start,
+                 xla_compile_time_s=end - xla_start,
                  n_params=count_params(inits[0]))
 
 

@@ -1,14 +1,19 @@
-"""Where the lanes of a group live: the lane axis (today: seeds) spread over devices.
+"""Where the lanes of a group run: the lane axis split over devices, in blocks.
 
-On a CPU, one small model's train step keeps about one core busy, however
-many seeds are vmapped into it. JAX can present the cores as several CPU
-devices (runtime.configure sets jax_num_cpu_devices); sharding the seed axis
-over them runs the seeds side by side, one program per core. On one GPU
-there is one device and nothing changes.
+A lane is one run (a seed and a learning rate); a group of L lanes is one
+program mapped over a leading lane axis. On a CPU, JAX presents the cores as
+CPU devices (runtime.configure sets jax_num_cpu_devices), and the lane axis
+is split over them with shard_map: each device runs its own lanes with no
+communication at all. (Letting the SPMD partitioner split a plain jit was
+profiled to insert an all-gather of the batch sampler's Gumbel noise before
+every step's top_k, and a rendezvous: about 30 % of a 16-lane step.) On one
+GPU there is one device and the program is a plain vmap.
 
-A group of S seeds on k devices needs S divisible by k, so k is the largest
-device count that divides S (4 seeds on 2 cores: 2 per device; 3 seeds: one
-device).
+A group of L lanes on k devices needs L divisible by k, so k is the largest
+device count that divides L (4 lanes on 2 cores: 2 per device; 3 lanes: one
+device). Padding (3 lanes as 4) was measured to cost more than it gains: a
+step heavy enough to matter (additive at d_k = 1024) already keeps every
+core busy with one lane.
 """
 from __future__ import annotations
 
@@ -18,22 +23,82 @@ import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+AXIS = "lane"
 
-def n_devices_for(n_seeds: int) -> int:
-    """How many of this process's devices the seed axis is spread over: the
-    most that divide n_seeds evenly. Padding (3 seeds as 4 lanes on 2 devices)
-    was measured to cost more than it gains: a step heavy enough to matter
-    (additive at d_k = 1024) already keeps every core busy with one seed, so
-    the padded lane is pure extra work (163 against 129 ms per step)."""
-    fits = [k for k in range(1, jax.local_device_count() + 1) if n_seeds % k == 0]
-    return max(fits)
+
+def n_devices_for(n_lanes: int) -> int:
+    """How many of this process's devices the lane axis is spread over: the
+    most that divide n_lanes evenly."""
+    return max(k for k in range(1, jax.local_device_count() + 1) if n_lanes % k == 0)
+
+
+def _mesh(n_devices: int) -> Mesh:
+    return Mesh(np.array(jax.local_devices()[:n_devices]), (AXIS,))
 
 
 def placer(n_devices: int) -> Callable:
-    """A function that puts a pytree with a leading seed axis on the devices
-    (split along that axis), or leaves it where it is for one device."""
+    """Puts a pytree with a leading lane axis on the devices, split along it
+    (an explicit transfer: allowed under the training loop's transfer guard)."""
     if n_devices == 1:
-        return lambda tree: tree
-    mesh = Mesh(np.array(jax.local_devices()[:n_devices]), ("seed",))
-    sharding = NamedSharding(mesh, PartitionSpec("seed"))
+        return lambda tree: jax.device_put(tree, jax.local_devices()[0])
+    sharding = NamedSharding(_mesh(n_devices), PartitionSpec(AXIS))
     return lambda tree: jax.device_put(tree, sharding)
+
+
+def shared_placer(n_devices: int) -> Callable:
+    """Puts a value every lane shares (a chunk's step count) on each device."""
+    if n_devices == 1:
+        return lambda x: jax.device_put(x, jax.local_devices()[0])
+    sharding = NamedSharding(_mesh(n_devices), PartitionSpec())
+    return lambda x: jax.device_put(x, sharding)
+
+
+def block_size(n_local: int, block: int | None) -> int:
+    """Lanes per block on one device: the most that divide n_local, up to
+    `block` (None or 0: all of them)."""
+    if not block:
+        return n_local
+    return max(b for b in range(1, min(block, n_local) + 1) if n_local % b == 0)
+
+
+def default_block(backend: str) -> int | None:
+    """Lanes vmapped at once on one device when runtime.lane_block is unset.
+
+    On a CPU the step is bound by memory traffic: a vmapped lane costs what a
+    lane alone costs, and a wide block spills the caches, so lanes run one at
+    a time (lax.map), each at its single-lane speed, while the devices (cores)
+    run side by side. On an accelerator, small models are bound by kernel
+    launches, and vmapping every lane into one kernel is what pays."""
+    return 1 if backend == "cpu" else None
+
+
+def lane_program(one_lane: Callable, n_devices: int, n_lane_args: int = 1,
+                 block: int | None = None) -> Callable:
+    """`one_lane` over the leading lane axis of its first `n_lane_args`
+    arguments (the rest are shared by every lane, e.g. a step count), each
+    device running its own slice of lanes, `block` lanes vmapped at a time
+    and the blocks one after another (lax.map)."""
+    def program(*args):
+        lane_args, shared = args[:n_lane_args], args[n_lane_args:]
+        batched = jax.vmap(one_lane, in_axes=(0,) * n_lane_args + (None,) * len(shared))
+        n_local = jax.tree_util.tree_leaves(lane_args)[0].shape[0]
+        b = block_size(n_local, block)
+        if b == n_local:
+            return batched(*lane_args, *shared)
+        split = lambda t: jax.tree_util.tree_map(  # noqa: E731
+            lambda a: a.reshape((n_local // b, b) + a.shape[1:]), t)
+        merge = lambda t: jax.tree_util.tree_map(  # noqa: E731
+            lambda a: a.reshape((n_local,) + a.shape[2:]), t)
+        return merge(jax.lax.map(lambda blk: batched(*blk, *shared), split(lane_args)))
+
+    if n_devices == 1:
+        return program
+
+    def sharded(*args):
+        n_shared = len(args) - n_lane_args
+        specs = (PartitionSpec(AXIS),) * n_lane_args + (PartitionSpec(),) * n_shared
+        # lanes never communicate: nothing to check or insert between devices
+        return jax.shard_map(program, mesh=_mesh(n_devices), in_specs=specs,
+                             out_specs=PartitionSpec(AXIS), check_vma=False)(*args)
+
+    return sharded

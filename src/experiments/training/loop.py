@@ -2,7 +2,7 @@
 
 The lanes of a configuration (seeds x learning rates) train as one program
 (`train_lanes`; training.group builds and compiles it). The host loop only
-wakes up at evaluations: `eval_every` steps run inside one jitted lax.scan.
+wakes up at evaluations: `eval_every` steps run inside one jitted loop.
 With train.stop_at_threshold a lane's training ends at the first evaluation
 that reaches train.threshold; the group stops once every lane has ended.
 """
@@ -111,8 +111,8 @@ def train_lanes(cfg: DictConfig, lanes: list[Lane],
     t = cfg.train
     stop_early = bool(t.get("stop_at_threshold", False))
     group = prepare(cfg, lanes)
-    state, val, chunks, evaluate = group.state, group.val, group.chunks, group.evaluate
-    n_lanes, first = len(lanes), min(group.chunks)
+    state, val, evaluate = group.state, group.val, group.evaluate
+    n_lanes = len(lanes)
     results = [RunResult(n_params=group.n_params, n_seeds_vmapped=n_lanes) for _ in lanes]
 
     start = time.perf_counter()
@@ -129,14 +129,14 @@ def train_lanes(cfg: DictConfig, lanes: list[Lane],
     with jax.transfer_guard("disallow"):
         val_rows = _host_per_lane(evaluate(state["params"], val), n_lanes)
         while True:
-            n = min(t.eval_every, t.steps - step) or first
+            n = min(t.eval_every, t.steps - step) or 1
             final = step >= t.steps
             reached = {i for i in active if stop_early and val_rows[i]["accuracy"] >= t.threshold}
             if reached:  # their training ends here: keep these params before the chunk moves on
                 mask = _lane_mask(group, np.isin(np.arange(n_lanes), list(reached)))
                 kept = _keep(mask, state["params"], state["params"] if kept is None else kept)
-            new_state, measured, first_bad = chunks[n](
-                jax.tree_util.tree_map(jnp.copy, state) if final else state)
+            new_state, measured, first_bad = group.run(
+                jax.tree_util.tree_map(jnp.copy, state) if final else state, n)
             if not final:
                 state = new_state  # the chunk donated the old buffers
             measured, first_bad = jax.device_get((measured, first_bad))  # one transfer

@@ -43,6 +43,7 @@ class ModelSpec(NamedTuple):
     n_classes: int
     d_in: int
     dtype: str = "float32"
+    reassociate: bool = False  # model.reassociate: see bilinear_rows
 
     @property
     def options(self) -> dict:
@@ -139,6 +140,40 @@ def attention_layer(spec: ModelSpec, layer, h, query_idx=None):
     return h_q + out @ layer["w_o"], logits, weights, mask
 
 
+def bilinear_rows(spec: ModelSpec, layer, h, query_idx):
+    """attention_layer's query rows for a bilinear variant (score c * q.k),
+    with the products reassociated: q.(W_k^T x_t) = (W_k q).x_t and
+    sum_t w_t W_v^T x_t = W_v^T (sum_t w_t x_t).
+
+    With n_q query rows and T keys this never forms the T keys and values
+    (2 T d_model (d_k + d_v) multiply-adds per example and head) but works at
+    d_model per query: for few queries over many positions, several times
+    fewer flops and bytes. The same function with other rounding, so it is
+    a config key (model.reassociate), part of a run's identity.
+    """
+    dtype = jnp.dtype(spec.dtype)
+    x = _layer_norm(h, layer["ln"])  # (B, T, d_model)
+    t, d_model, n_heads = h.shape[1], h.shape[2], spec.n_heads
+    xq = jnp.take_along_axis(x, query_idx[..., None], axis=1)
+    q = _split_heads(xq @ layer["w_q"], n_heads).astype(dtype)  # (B, H, n_q, d_k)
+    w_k = layer["w_k"].reshape(d_model, n_heads, spec.d_k).astype(dtype)
+    w_v = layer["w_v"].reshape(d_model, n_heads, spec.d_v).astype(dtype)
+    x = x.astype(dtype)
+    # the variant's own factor c: its score of a unit query against itself
+    unit = jnp.zeros((1, spec.d_k), dtype).at[0, 0].set(1)
+    head0 = jax.tree_util.tree_map(lambda a: a[0], layer["attn"])
+    scale = attention.scores(spec.attention, head0, unit, unit, **spec.options)[0, 0]
+    u = jnp.einsum("bhqe,dhe->bhqd", q, w_k)  # (B, H, n_q, d_model): W_k q
+    logits = jnp.einsum("bhqd,btd->bhqt", u, x) * scale  # (B, H, n_q, T)
+    mask = causal_mask(query_idx, t)[:, None]  # (B, 1, n_q, T)
+    weights = attention.masked_softmax(logits, mask)
+    pooled = jnp.einsum("bhqt,btd->bhqd", weights, x)  # (B, H, n_q, d_model)
+    out = jnp.einsum("bhqd,dhe->bqhe", pooled, w_v)  # (B, n_q, H, d_v)
+    out = out.reshape(out.shape[0], out.shape[1], -1).astype(h.dtype)
+    h_q = jnp.take_along_axis(h, query_idx[..., None], axis=1)
+    return h_q + out @ layer["w_o"], logits, weights, mask
+
+
 def query_positions(loss_mask, n_queries: int):
     """(B, n_queries) positions of the loss, in order (padded with non-loss positions)."""
     order = jnp.argsort(-loss_mask, axis=-1, stable=True)[:, :n_queries]
@@ -157,7 +192,8 @@ def forward(spec: ModelSpec, params, batch, n_queries: int):
     for i, layer in enumerate(params["layers"]):
         last = i == len(params["layers"]) - 1
         if last:
-            h, logits, weights, mask = attention_layer(spec, layer, h, query_idx)
+            rows_of = bilinear_rows if spec.reassociate else attention_layer
+            h, logits, weights, mask = rows_of(spec, layer, h, query_idx)
             rows.append((logits, weights, mask))
         else:
             h, logits, weights, mask = attention_layer(spec, layer, h)

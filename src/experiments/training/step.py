@@ -1,9 +1,11 @@
 """The pure, jitted pieces of training: loss, train step, evaluation.
 
-State is a plain pytree {"params", "opt_state", "step", "seed"}. The train
-step takes (state, batch) and returns (state, measurements); `train_chunk`
-scans it over `eval_every` steps so that the host only wakes up at
-evaluations, and `compile_fns` vmaps both over seeds.
+State is a plain pytree {"params", "opt_state", "step", "seed"}; a lane's
+learning rate is a leaf of its opt_state (optax.inject_hyperparams), so lanes
+of different rates and seeds are one program. `train_chunk` loops the train
+step a traced number of times, so that the host only wakes up at
+evaluations and one program serves every chunk length; `compile_fns` maps
+it and `evaluate` over the lane axis (training.lane_axis).
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import jax.numpy as jnp
 import optax
 
 from attention import stats
+from experiments.training import lane_axis
 from experiments.training.model import ModelSpec, forward
 
 PROJECTIONS = ("w_q", "w_k", "w_v")
@@ -102,25 +105,54 @@ def grad_measurements(grads, per_layer: bool) -> dict:
     return out
 
 
+def step_measurements(loss, acc, grads, updates, per_layer: bool) -> dict:
+    """What a row records of one train step (of the params it started from)."""
+    return {"train_loss": loss, "train_accuracy": acc, "update_norm": _norm(updates),
+            **grad_measurements(grads, per_layer=per_layer)}
+
+
 def train_step(state, batch, *, spec: ModelSpec, tx, n_queries: int):
-    """One optimisation step; measurements describe the params it started from."""
+    """One optimisation step: (new state, loss, accuracy, grads, updates), the
+    last four of the params it started from."""
     (loss, acc), grads = jax.value_and_grad(loss_fn, has_aux=True)(
         state["params"], spec, batch, n_queries)
     updates, opt_state = tx.update(grads, state["opt_state"], state["params"])
     params = optax.apply_updates(state["params"], updates)
-    measurements = {"train_loss": loss, "train_accuracy": acc,
-                    "update_norm": _norm(updates),
-                    **grad_measurements(grads, per_layer=spec.n_layers > 1)}
-    return {**state, "params": params, "opt_state": opt_state, "step": state["step"] + 1}, measurements
+    new = {**state, "params": params, "opt_state": opt_state, "step": state["step"] + 1}
+    return new, loss, acc, grads, updates
 
 
-def train_chunk(state, *, length: int, make_train_batch, spec, tx, n_queries):
-    """`length` train steps under lax.scan; each batch is drawn inside from (seed, step)."""
-    def body(carry, _):
-        batch = make_train_batch(carry)
-        return train_step(carry, batch, spec=spec, tx=tx, n_queries=n_queries)
+def is_bad(loss, grad_norm, divergence_loss: float) -> jax.Array:
+    """A loss or gradient that is not finite, or a loss above divergence_loss."""
+    return ~(jnp.isfinite(loss) & jnp.isfinite(grad_norm)) | (loss > divergence_loss)
 
-    return jax.lax.scan(body, state, None, length=length)
+
+def train_chunk(state, n_steps, *, make_train_batch, spec, tx, n_queries, divergence_loss):
+    """`n_steps` train steps of one lane (a traced count: one program serves
+    every chunk length), each batch drawn inside from (seed, step).
+
+    Returns (state, measurements of the first step, index of the first
+    diverging step or -1). The host reads the first step's measurements
+    alone, so the norms of the others are never computed (lax.cond on the
+    loop index); every step is checked for divergence.
+    """
+    per_layer = spec.n_layers > 1
+
+    def step(current):
+        return train_step(current, make_train_batch(current), spec=spec, tx=tx, n_queries=n_queries)
+
+    shapes = jax.eval_shape(lambda: step_measurements(*step(state)[1:], per_layer=per_layer))
+    zeros = jax.tree_util.tree_map(lambda a: jnp.zeros(a.shape, a.dtype), shapes)
+
+    def body(i, carry):
+        current, measured, first_bad = carry
+        new, loss, acc, grads, updates = step(current)
+        measured = jax.lax.cond(i == 0, lambda: step_measurements(loss, acc, grads, updates, per_layer),
+                                lambda: measured)
+        bad = is_bad(loss, _norm(grads), divergence_loss)
+        return new, measured, jnp.where((first_bad < 0) & bad, i, first_bad)
+
+    return jax.lax.fori_loop(0, n_steps, body, (state, zeros, jnp.int32(-1)))
 
 
 def evaluate(params, batches, *, spec: ModelSpec, n_queries: int):
@@ -155,29 +187,18 @@ def evaluate(params, batches, *, spec: ModelSpec, n_queries: int):
     return out
 
 
-def first_bad_step(measured: dict, divergence_loss: float) -> jax.Array:
-    """Index of the first step of a chunk whose loss or gradient is not finite
-    (or whose loss exceeds divergence_loss); -1 if none. measured: (length,)."""
-    loss = measured["train_loss"]
-    bad = ~(jnp.isfinite(loss) & jnp.isfinite(measured["grad_norm"])) | (loss > divergence_loss)
-    return jnp.where(bad.any(), jnp.argmax(bad), -1)
+def compile_fns(spec: ModelSpec, tx, make_train_batch, n_queries: int, divergence_loss: float,
+                n_devices: int = 1, block: int | None = None):
+    """The jitted functions of a group of lanes: (train_chunk, evaluate).
 
-
-def compile_fns(spec: ModelSpec, tx, make_train_batch, n_queries: int, divergence_loss: float):
-    """The jitted functions of a group of seeds: (train_chunk, evaluate).
-
-    Both are vmapped over a leading seed axis of the state (and of the
-    evaluation sets): S seeds are one program, whose ops are S times larger
-    rather than S times as many.
+    chunk(state, n_steps): the state with a leading lane axis, n_steps an
+    int32 device scalar every lane shares; evaluate(params, batches). Both
+    map over the lane axis (lane_axis.lane_program): L lanes are one
+    program, split over n_devices, `block` lanes vmapped at a time.
     """
-    def chunk(state, length: int):
-        """(S, ...) state -> (state after `length` steps, measurements of the
-        first step, first diverging step or -1), each with a leading S axis."""
-        one_seed = partial(train_chunk, length=length, make_train_batch=make_train_batch,
-                           spec=spec, tx=tx, n_queries=n_queries)
-        state, measured = jax.vmap(one_seed)(state)  # measured: (S, length)
-        bad = jax.vmap(partial(first_bad_step, divergence_loss=divergence_loss))(measured)
-        return state, jax.tree_util.tree_map(lambda m: m[:, 0], measured), bad
-
-    ev = jax.vmap(partial(evaluate, spec=spec, n_queries=n_queries))
-    return jax.jit(chunk, static_argnames="length", donate_argnums=0), jax.jit(ev)
+    one_chunk = partial(train_chunk, make_train_batch=make_train_batch, spec=spec, tx=tx,
+                        n_queries=n_queries, divergence_loss=divergence_loss)
+    chunk = lane_axis.lane_program(one_chunk, n_devices, n_lane_args=1, block=block)
+    ev = lane_axis.lane_program(partial(evaluate, spec=spec, n_queries=n_queries), n_devices,
+                                n_lane_args=2, block=block)
+    return jax.jit(chunk, donate_argnums=0), jax.jit(ev)

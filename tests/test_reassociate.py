@@ -1,0 +1,92 @@
+"""model.reassociate: the bilinear variants' query rows computed without the
+keys and values are the same function as attention_layer's, and the lane axis
+runs in blocks without changing a lane's numbers."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from hydra import compose, initialize_config_dir
+
+import attention
+from experiments.app import config  # noqa: F401 - registers the schemas
+from experiments.app.errors import CONF_DIR
+from experiments.store import results
+from experiments.training import group as grouplib
+from experiments.training import lane_axis
+from experiments.training.loop import train_lanes
+from experiments.training.model import ModelSpec, attention_layer, bilinear_rows, init_model
+
+TINY = ["d_k=16", "train.steps=20", "train.eval_every=10", "train.n_val=48", "train.n_test=80",
+        "train.batch_size=8", "logger=none", "progress=false"]
+
+
+def _compose(*overrides: str):
+    with initialize_config_dir(config_dir=CONF_DIR, version_base="1.3"):
+        return compose("train", overrides=[*TINY, *overrides])
+
+
+def _spec(name: str, n_heads: int, **options) -> ModelSpec:
+    return ModelSpec(attention=name, attention_options=tuple(sorted(options.items())), d_k=8,
+                     d_model=24, d_v=12, n_layers=1, n_heads=n_heads, init="lecun_normal",
+                     token_shift=True, vocab=32, n_classes=16, d_in=0)
+
+
+@pytest.mark.parametrize("name,options", [("scaled", {}), ("unscaled", {}), ("mup", {"multiplier": 3.0})])
+@pytest.mark.parametrize("n_heads", [1, 2])
+def test_bilinear_rows_equal_attention_layer(name, options, n_heads):
+    spec = _spec(name, n_heads, **options)
+    layer = init_model(spec, jax.random.PRNGKey(0))["layers"][0]
+    h = jax.random.normal(jax.random.PRNGKey(1), (3, 10, spec.d_model))
+    query_idx = jnp.array([[2, 9], [0, 5], [9, 9]])
+    for got, want in zip(bilinear_rows(spec, layer, h, query_idx),
+                         attention_layer(spec, layer, h, query_idx)):
+        np.testing.assert_allclose(np.asarray(got, np.float32), np.asarray(want, np.float32),
+                                   rtol=2e-5, atol=2e-5)
+    # the rows are not trivially equal: another scale would fail
+    other = bilinear_rows(spec._replace(d_k=8), {**layer, "w_k": 2 * layer["w_k"]}, h, query_idx)
+    assert not np.allclose(other[1], attention_layer(spec, layer, h, query_idx)[1], atol=1e-3)
+
+
+def test_only_bilinear_variants_are_marked():
+    assert {n for n, v in attention.VARIANTS.items() if v.bilinear} == {"scaled", "unscaled", "mup"}
+
+
+def test_reassociate_is_ignored_where_it_changes_nothing():
+    """For a variant that is not bilinear the key changes neither the model nor the run id;
+    for a bilinear one it changes both (other rounding is another run)."""
+    for name, same in (("additive", True), ("qk_norm", True), ("scaled", False)):
+        on, off = _compose(f"attention={name}", "model.reassociate=true"), _compose(f"attention={name}")
+        task_cfg = grouplib.task_object(dict(on.task))
+        assert grouplib.model_spec(on, task_cfg).reassociate is (not same)
+        assert (results.run_id(on) == results.run_id(off)) is same
+
+
+def test_reassociated_training_matches_within_rounding():
+    lanes = [grouplib.Lane(0, 1e-3), grouplib.Lane(1, 3e-3)]
+    plain = train_lanes(_compose("attention=scaled"), lanes)
+    fast = train_lanes(_compose("attention=scaled", "model.reassociate=true"), lanes)
+    for a, b in zip(plain, fast):
+        for ra, rb in zip(a.rows, b.rows):
+            np.testing.assert_allclose(ra["loss"], rb["loss"], rtol=1e-3)
+            np.testing.assert_allclose(ra["grad_norm"], rb["grad_norm"], rtol=1e-3)
+
+
+@pytest.mark.parametrize("block", [1, 2, 0])
+def test_lane_blocks_do_not_change_the_numbers(block):
+    """Blocks of 1 (lax.map), 2, or all lanes vmapped at once: the same rows."""
+    lanes = [grouplib.Lane(s, 1e-3) for s in range(4)]
+    ref = train_lanes(_compose("attention=unscaled", "runtime.lane_block=4"), lanes)
+    got = train_lanes(_compose("attention=unscaled", f"runtime.lane_block={block}"), lanes)
+    for a, b in zip(ref, got):
+        for ra, rb in zip(a.rows, b.rows):
+            for k in ra:
+                np.testing.assert_allclose(ra[k], rb[k], rtol=1e-4, atol=1e-5, err_msg=k)
+
+
+def test_block_size_divides_the_lanes():
+    assert lane_axis.block_size(8, 1) == 1 and lane_axis.block_size(8, 3) == 2
+    assert lane_axis.block_size(6, None) == 6 and lane_axis.block_size(5, 4) == 1
+    assert lane_axis.default_block("cpu") == 1 and lane_axis.default_block("gpu") is None
