@@ -13,7 +13,7 @@ import pytest
 from fixtures_results import assert_self_contained, write_synthetic_results
 
 from experiments import dashboard, plot, report
-from experiments.analysis import load, rules, style, verdicts_train
+from experiments.analysis import load, rules, style, verdicts_quality, verdicts_train
 from experiments.analysis.figures_train import cost as cost_figure
 
 FIGURES = {"logit_variance", "entropy", "saturation", "gradients", "quality", "cost", "logit_growth",
@@ -167,7 +167,7 @@ def test_primary_condition_is_named_not_counted(tmp_path):
 def test_no_step_difference_when_neither_reached():
     rows = [dict(attention=v, d_k=8, seed=s, steps_to_threshold=None, steps=500)
             for v in ("additive", "unscaled") for s in range(3)]
-    cols = verdicts_train._steps_columns(pd.DataFrame(rows), 8, [0, 1, 2])
+    cols = verdicts_quality._steps_columns(pd.DataFrame(rows), 8, [0, 1, 2])
     assert cols["Δ restricted steps add − unscaled"] == "— (neither reached)"
     assert cols["restricted mean steps to threshold add / unscaled (reached)"] == "500 (0/3) / 500 (0/3)"
     assert cols["KM median steps add / unscaled"] == "never / never"

@@ -1,7 +1,7 @@
 """Every clause of every verdict rule, driven each way by per-seed data near its threshold:
 just inside (holds), just outside (does not hold), straddling (inconclusive), and with too
 few seeds (inconclusive (too few seeds ...)). The rules are pure functions
-(verdicts_attn, verdicts_train, verdicts_mup); the folder-level wiring is in test_analysis."""
+(verdicts_attn, quality_rules, verdicts_train, verdicts_mup); the folder-level wiring is in test_analysis."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ import pytest
 
 from experiments.analysis import rules, stats
 from experiments.analysis import verdicts_attn as va
+from experiments.analysis import quality_rules as qr
 from experiments.analysis import verdicts_mup as vm
+from experiments.analysis import verdicts_quality as vq
 from experiments.analysis import verdicts_train as vt
 from experiments.analysis.rules import FAILS, HOLDS, UNSEEN, UNSURE
 
@@ -126,37 +128,51 @@ def test_mup_not_observed_where_the_setting_cannot_show_it():
     assert vm.blind_spots("proportional", "d_k", 0.1, decided) == []  # power enough for its answer
 
 
-# --- 4: quality ------------------------------------------------------------------------
+# --- 4: quality (the clauses of quality_rules; the lr choice and the section: test_lr_study) -------
+
+D_KS = np.array([8.0, 64.0, 1024.0])
+MARGIN = 0.05  # alike margin of the per-variant values below: their between-seed sd
+
 
 def _quality(small, large) -> str:
-    return rules.verdict_of(vt.quality_rule(small, large, 8, 1024))
+    """Δ per seed at d_k 8 / 64 / 1024 (64 halfway), the variants' own seed sd fixing the margin."""
+    delta = np.stack([small, (small + large) / 2, large], axis=1)
+    own = wide(0.5, sd=MARGIN, n=len(small))
+    return rules.verdict_of(qr.crossover_rule(D_KS, delta, own, own))
 
 
 @pytest.mark.parametrize("large, expected", [
-    (tight(NEAR), HOLDS),  # interval just above 0: additive beats unscaled
-    (tight(-NEAR), FAILS),  # just below 0
-    (tight(0.0), FAILS),  # straddles 0 but lies wholly below +MARGIN: no meaningful win
-    (wide(vt.MARGIN_AUC), UNSURE),  # straddles 0 and reaches past +MARGIN
+    (tight(NEAR), HOLDS),  # Δ at the largest d_k just above 0, and rising from 0: a crossover
+    (tight(-NEAR), FAILS),  # below 0 and falling
+    (wide(NEAR), UNSURE),  # rising on average, but the seeds spread across 0
 ])
 def test_quality_additive_beats_at_large_d_k(large, expected):
     assert _quality(tight(0.0), large) == expected
 
 
 @pytest.mark.parametrize("small, expected", [
-    (tight(vt.MARGIN_AUC - NEAR), HOLDS), (tight(-vt.MARGIN_AUC + NEAR), HOLDS),
-    (tight(vt.MARGIN_AUC + NEAR), FAILS), (tight(-vt.MARGIN_AUC - NEAR), FAILS),
-    (tight(vt.MARGIN_AUC), UNSURE), (tight(-vt.MARGIN_AUC), UNSURE),
+    (tight(MARGIN - NEAR), HOLDS), (tight(-MARGIN + NEAR), HOLDS),
+    (tight(MARGIN + NEAR), FAILS), (tight(-MARGIN - NEAR), FAILS),
+    (tight(MARGIN), UNSURE), (tight(-MARGIN), UNSURE),
 ])
 def test_quality_alike_at_small_d_k(small, expected):
-    assert _quality(small, tight(0.2)) == expected
+    assert _quality(small, small + 0.2) == expected
+
+
+def test_quality_fix_and_drift_clauses():
+    assert qr.fix_rule(tight(NEAR), 1024).answer == "yes" and qr.fix_rule(tight(-NEAR), 1024).answer == "no"
+    assert qr.drift_part("u", tight(-1.0), 0.2).answer == "yes"  # the optimum halves per doubling
+    assert qr.drift_part("u", tight(0.2 - NEAR), 0.2).answer == "no"  # within the band: no drift ...
+    assert qr.drift_part("u", tight(0.2 + NEAR), 0.2).answer == "yes"  # ... beyond it: drift
+    assert qr.drift_part("u", wide(0.1), 0.2).answer == "unclear"
+    assert qr.drift_part("u", tight(-1.0, 2), 0.2).answer == "few"
 
 
 def test_quality_with_too_few_seeds_and_overall():
-    assert _quality(tight(0.0, 2), tight(0.2)) == rules.too_few(2)
-    assert _quality(tight(0.0), tight(0.2, 2)) == rules.too_few(2)
-    assert vt.overall([HOLDS, HOLDS]) == HOLDS and vt.overall([FAILS, FAILS]) == FAILS
-    assert vt.overall([HOLDS, FAILS]) == UNSURE and vt.overall([]) == UNSURE
-    assert vt.overall([rules.too_few(2)] * 2) == rules.too_few(2)
+    assert _quality(tight(0.0, 2), tight(0.2, 2)) == rules.too_few(2)
+    assert vq.overall([HOLDS, HOLDS]) == HOLDS and vq.overall([FAILS, FAILS]) == FAILS
+    assert vq.overall([HOLDS, FAILS]) == UNSURE and vq.overall([]) == UNSURE
+    assert vq.overall([rules.too_few(2)] * 2) == rules.too_few(2)
 
 
 # --- 5: cost ---------------------------------------------------------------------------------

@@ -8,12 +8,12 @@ from typing import Callable
 
 from experiments.store.results import atomic_write_bytes
 
-from . import figures_attn, figures_train, load, style
+from . import figures_attn, figures_lr, figures_train, load, style
 
 
 @dataclass(frozen=True)
 class FigureSpec:
-    key: str  # file stem (learning curves and steps survival add _<task>_<optimizer>)
+    key: str  # file stem (learning curves, steps survival and lr accuracy add _<task>_<optimizer>)
     title: str
     build: Callable  # Results -> [(name, Figure)]; raises style.Skip when data are missing
 
@@ -29,6 +29,10 @@ FIGURES = [
     FigureSpec("learning_curves", "7. Learning curves (variant × d_k)", figures_train.learning_curves),
     FigureSpec("cost", "8. Cost: time and memory ratios vs n", figures_train.cost),
     FigureSpec("logit_growth", "9. Trained logit std vs d_k (the muP check)", figures_attn.logit_growth),
+    FigureSpec("lr_accuracy", "10. Accuracy vs learning rate, one curve per d_k (the muP-transfer view)",
+               figures_lr.lr_accuracy),
+    FigureSpec("optimal_lr", "11. Optimal learning rate vs d_k, with the fitted slope", figures_lr.optimal_lr),
+    FigureSpec("lr_sensitivity", "12. LR sensitivity vs d_k (Wortsman et al. 2023)", figures_lr.lr_sensitivity),
 ]
 
 

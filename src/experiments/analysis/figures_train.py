@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from . import load, status, style
+from . import load, lr_select, status, style
 from .style import Skip
 from .survival import kaplan_meier
 
@@ -25,10 +25,12 @@ def censored_steps(summary: pd.DataFrame) -> pd.Series:
 
 
 def quality(res):
-    """Seed means with intervals over the completed runs; diverged runs marked, per cell."""
+    """Seed means with intervals over the completed runs at each cell's best lr (lr_select);
+    diverged runs marked, per cell."""
     if res.summary is None:
         raise Skip("no summary.parquet")
-    s = res.summary.assign(steps_to_threshold=censored_steps(res.summary))
+    best = lr_select.at_best(res.summary, res.history)  # each (variant, d_k) at its best lr
+    s = best.assign(steps_to_threshold=censored_steps(best))
     conds = load.conditions(s)
     fig, axes = style.new_figure(len(conds), len(QUALITY_PANELS), width=4.2, height=3.1)
     order = {v: i for i, v in enumerate(load.variant_order(s["attention"].unique()))}
@@ -58,8 +60,11 @@ def learning_curves(res):
         raise Skip("no history.parquet")
     out = []
     broken = set(status.diverged(res.summary)["run_id"])
+    best = None if res.summary is None else set(lr_select.at_best(res.summary, res.history)["run_id"])
     for cond in load.conditions(res.history.drop_duplicates("run_id")):
         hist = load.at_condition(res.history, cond)
+        if best is not None:  # the runs at each cell's best lr (all of them where there is one lr)
+            hist = hist[hist["run_id"].isin(best)]
         variants = load.variant_order(hist["attention"].unique())
         d_ks = sorted(hist["d_k"].unique())
         fig, axes = style.new_figure(len(variants), len(d_ks), width=2.2, height=1.6,
@@ -98,13 +103,14 @@ def learning_curves(res):
 
 
 def steps_survival(res):
-    """Kaplan-Meier curve per (variant, d_k) of 'not yet at threshold' over the completed seeds;
-    a curve that stays at 1 is a cell where no seed reached the threshold within its budget."""
+    """Kaplan-Meier curve per (variant, d_k) of 'not yet at threshold' over the completed seeds at
+    each cell's best lr; a curve that stays at 1 is a cell where no seed reached the threshold."""
     if res.summary is None or "steps_to_threshold" not in res.summary:
         raise Skip("no summary.parquet with steps_to_threshold")
     out = []
+    best = lr_select.at_best(res.summary, res.history)
     for cond in load.conditions(res.summary):
-        s = status.completed(load.at_condition(res.summary, cond))
+        s = status.completed(load.at_condition(best, cond))
         variants = load.variant_order(s["attention"].unique())
         d_ks = sorted(s["d_k"].unique())
         fig, axes = style.new_figure(1, len(d_ks), width=2.2, height=2.0, sharey=True)
@@ -124,7 +130,8 @@ def steps_survival(res):
             ax.label_outer()
         axes[0][0].set_ylabel("share of seeds not yet\nat threshold (Kaplan-Meier)")
         style.legend(axes[0][-1])
-        fig.suptitle(f"Steps to threshold — {cond[0]}, {cond[1]} (censored at the budget)")
+        fig.suptitle(f"Steps to threshold — {cond[0]}, {cond[1]} (at each variant's best lr; "
+                     "censored at the budget)")
         out.append((f"steps_survival_{slug(cond[0])}_{slug(cond[1])}", fig))
     return out
 

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import pandas as pd
 
-from . import load, status
+from . import load, lr_select, status
 from .verdicts import INTERVALS, Section
 
 FIGURE_NEEDS = {  # figure stem -> the table it is drawn from (the link is written when that exists)
     "logit_variance": ("history", "probe"), "entropy": ("history", "probe"),
     "saturation": ("history", "probe"), "gradients": ("history", "probe"), "quality": ("summary",),
     "learning_curves": ("history",), "steps_survival": ("summary",), "cost": ("cost",),
-    "logit_growth": ("history",),
+    "logit_growth": ("history",), "lr_accuracy": ("summary",), "optimal_lr": ("summary",),
+    "lr_sensitivity": ("summary",),
 }
-PER_CONDITION = {"learning_curves": ("history", "learning curves"), "steps_survival": ("summary", "steps survival")}
+PER_CONDITION = {"learning_curves": ("history", "learning curves"), "steps_survival": ("summary", "steps survival"),
+                 "lr_accuracy": ("summary", "accuracy vs lr")}
+LR_FIGURES = {"lr_accuracy", "optimal_lr", "lr_sensitivity"}  # drawn only where a cell has an lr grid
 
 
 def md_table(df: pd.DataFrame) -> str:
@@ -31,10 +34,14 @@ def figure_links(res: load.Results, stems: list[str]) -> list[str]:
     for stem in stems:
         if not any(getattr(res, t) is not None for t in FIGURE_NEEDS[stem]):
             links.append(f"_figure `{stem}` not drawn: its data are missing._")
+        elif stem in LR_FIGURES and not lr_select.has_grid(res.summary):
+            links.append(f"_figure `{stem}` not drawn: {lr_select.NO_GRID}._")
         elif stem in PER_CONDITION:
             from .figures_train import slug
             table, words = PER_CONDITION[stem]
             for task, opt in load.conditions(getattr(res, table).drop_duplicates("run_id")):
+                if stem in LR_FIGURES and not lr_select.has_grid(load.at_condition(res.summary, (task, opt))):
+                    continue
                 links.append(f"![{words}, {task}, {opt}](figures/{stem}_{slug(task)}_{slug(opt)}.png)")
         else:
             links.append(f"![{stem.replace('_', ' ')}](figures/{stem}.png)")

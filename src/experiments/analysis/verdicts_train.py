@@ -1,134 +1,17 @@
-"""Verdicts for quality (sub-claim 4) and cost (sub-claim 5), and the list of all sections."""
+"""Verdicts for cost (sub-claim 5), and the list of all sections (quality: verdicts_quality)."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
-import numpy as np
 import pandas as pd
 
-from . import load, status, verdicts_attn, verdicts_mup
+from . import load, verdicts_attn, verdicts_mup, verdicts_quality
 from .figures_train import cost_pairs
-from .rules import FAILS, HOLDS, UNSURE, Part, judge, verdict_of
-from .stats import fmt_ci, mean_ci
-from .survival import kaplan_meier, restricted_diff
-from .verdicts import INTERVALS, Section, describe_runs, no_data
+from .rules import FAILS, HOLDS, UNSURE
+from .verdicts import Section, no_data
 
-MARGIN_AUC = 0.02  # accuracy-AUC difference (fraction) counted as "alike"
 COST_FACTOR = 1.5  # "much faster / more space-efficient" means at least this ratio
-
-# Britz et al. 2017, Table 6: newstest2013 BLEU, mean ± sd (mul: unscaled multiplicative).
-BRITZ = pd.DataFrame({
-    "dim": [128, 256, 512, 1024],
-    "mul (unscaled)": ["22.03 ± 0.08", "22.33 ± 0.28", "21.78 ± 0.05", "18.22 ± 0.03"],
-    "add": ["22.23 ± 0.11", "22.33 ± 0.04", "22.47 ± 0.27", "22.10 ± 0.18"],
-    "Δ add − mul (BLEU)": ["+0.20", "+0.00", "+0.69", "+3.88"],
-})
-
-
-def quality_rule(diff_small, diff_large, d_small, d_large) -> list[Part]:
-    """Per-seed Δ AUC = additive − unscaled: alike at the smallest d_k, additive ahead at the largest.
-    'Ahead' fails outright when the interval lies wholly below +MARGIN_AUC (no meaningful win)."""
-    beats = judge(f"Δ AUC at d_k={d_large}", f"above 0 (no if wholly below +{MARGIN_AUC})", diff_large,
-                  "above", 0.0, digits=3)
-    if beats.answer == "unclear" and beats.ci[2] < MARGIN_AUC:
-        beats = replace(beats, answer="no")
-    alike = judge(f"Δ AUC at d_k={d_small}", f"within ±{MARGIN_AUC}", diff_small, "within",
-                  -MARGIN_AUC, MARGIN_AUC, digits=3)
-    return [beats, alike]
-
-
-def overall(cells: list[str]) -> str:
-    """Holds if every condition holds, does not hold if every one does not, else inconclusive."""
-    if cells and all(c == HOLDS for c in cells):
-        return HOLDS
-    if cells and all(c == FAILS for c in cells):
-        return FAILS
-    if cells and all(c.startswith(f"{UNSURE} (too few") for c in cells):
-        return cells[0]
-    return UNSURE
-
-
-PAIR = ("additive", "unscaled")
-
-
-def _steps_columns(s: pd.DataFrame, d, seeds) -> dict:
-    """Kaplan-Meier summary of steps to threshold, additive vs unscaled, and their paired Δ.
-    A cell's runs are those with a budget (completed); NaN steps = never reached."""
-    steps = {v: load.cell_values(s, "steps_to_threshold", v, d, seeds) for v in PAIR}
-    budget = {v: load.cell_values(s, "steps", v, d, seeds) for v in PAIR}
-    km = {v: kaplan_meier(steps[v][np.isfinite(budget[v])], budget[v][np.isfinite(budget[v])])
-          for v in PAIR}
-    mean = {v: "n/a" if k is None else f"{k.restricted_mean:.0f} ({k.reached_text})" for v, k in km.items()}
-    med = {v: "n/a" if k is None else ("never" if math.isnan(k.median) else f"{k.median:.0f}")
-           for v, k in km.items()}
-    both = np.isfinite(budget["additive"]) & np.isfinite(budget["unscaled"])  # seeds that pair
-    delta = restricted_diff(*(x[v][both] for v in PAIR for x in (steps, budget)))
-    return {"restricted mean steps to threshold add / unscaled (reached)": " / ".join(mean.values()),
-            "KM median steps add / unscaled": " / ".join(med.values()),
-            "Δ restricted steps add − unscaled": "— (neither reached)" if delta is None else fmt_ci(delta, 0)}
-
-
-def _mean(xs: np.ndarray) -> str:
-    xs = xs[np.isfinite(xs)]
-    return f"{xs.mean():.3f}" if xs.size else "n/a"
-
-
-def _quality_cell(every: pd.DataFrame):
-    """Rows per d_k and the clauses of one (task, optimizer), on the completed runs; the diverged
-    ones are counted in their own column (their values are NaN here, so their pairs drop out)."""
-    s, broken = status.completed(every), status.counts(every)
-    d_ks = sorted(set(every.loc[every["attention"] == "additive", "d_k"])
-                  & set(every.loc[every["attention"] == "unscaled", "d_k"]))
-    seeds = sorted(every["seed"].unique())
-    rows, diffs = [], {}
-    for d in d_ks:
-        add, uns = (load.cell_values(s, "accuracy_auc", v, d, seeds) for v in ("additive", "unscaled"))
-        diffs[d] = add - uns
-        rows.append({"d_k": int(d), "AUC additive": _mean(add), "AUC unscaled": _mean(uns),
-                     "AUC scaled": _mean(load.cell_values(s, "accuracy_auc", "scaled", d, seeds)),
-                     "Δ AUC add − unscaled": fmt_ci(mean_ci(diffs[d]), 3),
-                     "test acc add / unscaled": " / ".join(
-                         _mean(load.cell_values(s, "test_accuracy", v, d, seeds)) for v in ("additive", "unscaled")),
-                     **_steps_columns(s, d, seeds),
-                     "diverged add / unscaled / scaled": " / ".join(
-                         str(broken.get((v, int(d)), 0)) for v in ("additive", "unscaled", "scaled"))})
-    if not d_ks:
-        return rows, [], None, None
-    return rows, quality_rule(diffs[d_ks[0]], diffs[d_ks[-1]], d_ks[0], d_ks[-1]), d_ks[0], d_ks[-1]
-
-
-def quality(res: load.Results) -> Section:
-    title, claim = "4. Quality", ("For small d_k additive and dot-product perform alike; for large d_k "
-                                  "additive beats unscaled dot-product.")
-    rule = (f"Per task and optimizer, on accuracy AUC (mean validation accuracy over training: sharper than "
-            f"final accuracy) of the runs that completed (diverged runs are counted, not averaged), "
-            f"Δ = additive − unscaled seed by seed; {INTERVALS}. A condition holds if at the largest d_k "
-            f"the interval of Δ lies above 0 (additive beats unscaled) and at the smallest d_k within "
-            f"±{MARGIN_AUC} (alike); it does not hold if at the largest d_k the interval lies below "
-            f"+{MARGIN_AUC} (no meaningful win) or at the smallest d_k wholly outside ±{MARGIN_AUC}. "
-            "Overall: holds if every condition holds, does not hold if every condition does not, "
-            "inconclusive otherwise. Steps to threshold are censored at the budget: Kaplan-Meier over "
-            "seeds, restricted mean (area under the survival curve up to the budget) with the seeds that "
-            "reached the threshold, and no Δ where neither variant reached it.")
-    if res.summary is None:
-        return no_data("quality", title, claim, ["quality"], rule, "no summary.parquet")
-    s = res.summary
-    rows, cells, notes = [], [], []
-    for cond in load.conditions(s):
-        cell_rows, parts, d_lo, d_hi = _quality_cell(load.at_condition(s, cond))
-        cell = verdict_of(parts)
-        cells.append(cell)
-        rows += [{"task": cond[0], "optimizer": cond[1], **r} for r in cell_rows]
-        n_div = len(status.diverged(load.at_condition(s, cond)))
-        notes.append(f"{cond[0]}/{cond[1]}: {cell} (" + "; ".join(p.text() for p in parts)
-                     + (f"; {n_div} diverged runs left out" if n_div else "") + ")")
-    conds = "; ".join(describe_runs(res.summary, c) for c in load.conditions(s))
-    return Section("quality", title, claim, ["quality", "steps_survival", "learning_curves"], rule,
-                   overall(cells), "; ".join(notes), conds,
-                   [("Measured: additive vs unscaled (and scaled) per d_k", pd.DataFrame(rows)),
-                    ("Britz et al. 2017, Table 6 (newstest2013 BLEU, mean ± sd)", BRITZ)])
 
 
 def cost_rule(time_ratio: float, add_fastest: float, scaled_slowest: float, memory_ratio: float) -> str:
@@ -190,4 +73,4 @@ def cost(res: load.Results) -> Section:
 
 def all_sections(res: load.Results) -> list[Section]:
     return [verdicts_attn.variance(res), verdicts_attn.saturation(res), verdicts_attn.jacobian(res),
-            verdicts_attn.gradients(res), quality(res), cost(res), verdicts_mup.extra(res)]
+            verdicts_attn.gradients(res), verdicts_quality.quality(res), cost(res), verdicts_mup.extra(res)]

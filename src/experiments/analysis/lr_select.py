@@ -1,0 +1,186 @@
+"""The learning rate of each cell, chosen on validation, and what the lr grid shows beside it.
+
+A training job can run a grid of learning rates as lanes (optimizer.lr_grid),
+each lane its own run. At one fixed lr, d_k changes the effective step size,
+so a comparison of variants across d_k would measure the lr, not the
+attention (CLAIM.md, sub-claim 4). So every variant is judged at its own best
+lr per cell (task, optimizer, variant, d_k): the lr with the best mean
+validation accuracy AUC over seeds. Test accuracy never enters the choice.
+
+A diverged run counts at chance accuracy (1 / the task's number of classes,
+from the task config in the summary's `task.*` columns; where that cannot be
+rebuilt, the mean accuracy at the first evaluation of the history, the value
+at init of Wortsman et al. 2023), so that an lr that blows up ranks below one
+that merely learns slowly. A best lr at an end of its grid is flagged
+("edge: low" / "edge: high"): the optimum may lie outside the grid.
+
+A summary with one lr per cell (results written before the grid existed)
+works the same: the best lr is the only one, and the lr views say so
+(NO_GRID). Everything here is a pure function of the frames it is given.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pandas as pd
+
+from . import status
+
+CELL = ["task", "optimizer", "attention", "d_k"]
+NO_GRID = "one learning rate per cell: no lr view"
+SCORES = {"accuracy_auc": "val_auc", "final_val_accuracy": "val_final"}  # column -> diverged at chance
+
+
+def lr_values(summary: pd.DataFrame) -> pd.Series:
+    """Each run's learning rate: `lr`, else `optimizer.lr` (older summaries), else NaN."""
+    for col in ("lr", "optimizer.lr"):
+        if col in summary and summary[col].notna().any():
+            return summary[col].astype(float)
+    return pd.Series(math.nan, index=summary.index, dtype=float)
+
+
+def _task_chance(row: pd.Series) -> float:
+    """1 / n_classes from the task config in the row's `task.*` columns; NaN if it cannot be built."""
+    from experiments.tasks import TASKS  # the task layer knows its classes; imported only when asked
+
+    spec = TASKS.get(str(row.get("task")))
+    if spec is None:
+        return math.nan
+    kwargs = {}
+    for f in dataclasses.fields(spec.config_cls):
+        value = row.get(f"task.{f.name}")
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            if f.name != "name":
+                return math.nan  # a field the summary lacks: the default may not be what ran
+            continue
+        kwargs[f.name] = int(value) if isinstance(value, float) and value.is_integer() else value
+    try:
+        return 1.0 / spec.n_classes(spec.config_cls(**kwargs))
+    except (TypeError, ValueError, ZeroDivisionError):
+        return math.nan
+
+
+def chance(summary: pd.DataFrame, history: pd.DataFrame | None = None) -> pd.Series:
+    """Chance accuracy per run: from the task config, else the mean accuracy at the first
+    evaluation of that run's (task, optimizer, variant, d_k) in the history, else NaN."""
+    task_cols = [c for c in summary.columns if c.startswith("task.")]
+    if task_cols:
+        keys = summary[["task", *task_cols]].astype(str).agg("|".join, axis=1)
+        firsts = summary.groupby(keys, sort=False).head(1)
+        by_key = {keys[i]: _task_chance(firsts.loc[i]) for i in firsts.index}
+        out = keys.map(by_key).astype(float)
+    else:
+        out = pd.Series(math.nan, index=summary.index, dtype=float)
+    if out.isna().any() and history is not None and "accuracy" in history:
+        first = history[history["step"] == history.groupby("run_id")["step"].transform("min")]
+        at_init = first.groupby(CELL)["accuracy"].mean()
+        fill = summary.join(at_init.rename("_init"), on=CELL)["_init"]
+        out = out.fillna(fill)
+    return out
+
+
+def scored(summary: pd.DataFrame, history: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The summary (a fresh index) with `lr` (the lane's rate) and the validation scores `val_auc`,
+    `val_final`: accuracy_auc and final_val_accuracy, a diverged run at chance (its own values
+    are not kept)."""
+    out = summary.reset_index(drop=True).assign(lr=lr_values(summary).to_numpy())  # one row, one label
+    broken = out.index.isin(status.diverged(out).index)
+    at_chance = chance(out, history) if broken.any() else None
+    for col, name in SCORES.items():
+        values = out[col].astype(float) if col in out else pd.Series(math.nan, index=out.index)
+        out[name] = values.where(~broken, at_chance) if at_chance is not None else values
+    return out
+
+
+def has_grid(summary: pd.DataFrame | None) -> bool:
+    """True when some cell was trained at more than one learning rate."""
+    if summary is None or summary.empty:
+        return False
+    s = summary.assign(lr=lr_values(summary))
+    return bool((s.groupby(CELL)["lr"].nunique() > 1).any())
+
+
+def lr_means(sc: pd.DataFrame) -> pd.DataFrame:
+    """Per (cell, lr): seed means of val_auc and val_final, seeds, diverged runs (from `scored`)."""
+    g = sc.assign(_div=sc.index.isin(status.diverged(sc).index)).groupby(CELL + ["lr"], dropna=False)
+    return g.agg(val_auc=("val_auc", "mean"), val_final=("val_final", "mean"),
+                 n=("seed", "nunique"), n_diverged=("_div", "sum")).reset_index()
+
+
+def edge_flag(best: float, grid) -> str:
+    """'edge: low' / 'edge: high' for a best lr at an end of a grid of two or more rates, else ''."""
+    grid = sorted(x for x in grid if math.isfinite(x))
+    if len(grid) < 2 or not math.isfinite(best):
+        return ""
+    return "edge: low" if best == grid[0] else "edge: high" if best == grid[-1] else ""
+
+
+def best_lrs(sc: pd.DataFrame) -> pd.DataFrame:
+    """Per cell: best_lr (highest seed-mean val_auc; a tie goes to the lower rate), its val_auc,
+    the grid, n_lrs and the edge flag."""
+    rows = []
+    for cell, g in lr_means(sc).groupby(CELL, sort=True):
+        g = g.sort_values("lr")
+        ok = g[g["val_auc"].notna()]
+        top = (ok if len(ok) else g).iloc[int(np.argmax(ok["val_auc"].to_numpy())) if len(ok) else 0]
+        grid = tuple(float(x) for x in g["lr"])
+        rows.append(dict(zip(CELL, cell), best_lr=float(top["lr"]), best_val_auc=float(top["val_auc"]),
+                         grid=grid, n_lrs=len(grid), edge=edge_flag(float(top["lr"]), grid)))
+    return pd.DataFrame(rows, columns=CELL + ["best_lr", "best_val_auc", "grid", "n_lrs", "edge"])
+
+
+def at_best(summary: pd.DataFrame, history: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The runs of each cell at that cell's best lr (all runs where a cell has one lr), with `lr`,
+    `val_auc`, `val_final` and the cell's `edge` flag."""
+    sc = scored(summary, history)
+    best = best_lrs(sc)[CELL + ["best_lr", "edge"]].rename(columns={"best_lr": "lr"})
+    return sc.merge(best, on=CELL + ["lr"], how="inner")  # NaN lr (none recorded) matches NaN
+
+
+def lr_text(lr: float, edge: str = "") -> str:
+    """'1e-03', '3e-03 (edge: high)'; 'one lr' where the summary names none."""
+    base = f"{lr:.0e}" if math.isfinite(lr) else "one lr"
+    return f"{base} ({edge})" if edge else base
+
+
+# --- per seed --------------------------------------------------------------------------
+
+def seed_best_lr(sc: pd.DataFrame) -> pd.DataFrame:
+    """Per (cell, seed): the lr with that seed's best val_auc; NaN where the best is tied
+    (every rate at chance, say) or no rate has a value."""
+    def pick(g: pd.DataFrame) -> float:
+        v = g["val_auc"].to_numpy(dtype=float)
+        if not np.isfinite(v).any():
+            return math.nan
+        top = np.nanmax(v)
+        hits = np.flatnonzero(np.isclose(v, top, rtol=0, atol=1e-12))
+        return float(g["lr"].iloc[hits[0]]) if hits.size == 1 else math.nan
+
+    rows = [dict(zip(CELL + ["seed"], key), best_lr=pick(g))
+            for key, g in sc.groupby(CELL + ["seed"], sort=True)]
+    return pd.DataFrame(rows, columns=CELL + ["seed", "best_lr"])
+
+
+def seed_sensitivity(sc: pd.DataFrame) -> pd.DataFrame:
+    """LR sensitivity after Wortsman et al. 2023, per (cell, seed): the mean over the grid of
+    (best − achieved) val_auc, a diverged run at chance. 0 = every rate as good as the best."""
+    rows = []
+    for key, g in sc.groupby(CELL + ["seed"], sort=True):
+        v = g["val_auc"].to_numpy(dtype=float)
+        ok = np.isfinite(v)
+        rows.append(dict(zip(CELL + ["seed"], key), n_lrs=int(ok.sum()),
+                         sensitivity=float(np.mean(v[ok].max() - v[ok])) if ok.sum() > 1 else math.nan))
+    return pd.DataFrame(rows, columns=CELL + ["seed", "n_lrs", "sensitivity"])
+
+
+def drift_band(grid, d_ks) -> float:
+    """Slope of log2(best lr) per doubling of d_k below which the optimum moves by less than half
+    a grid step over the whole d_k sweep: (median log2 grid step / 2) / log2(d_max / d_min)."""
+    grid = np.log2(sorted(x for x in set(grid) if math.isfinite(x) and x > 0))
+    d_ks = np.asarray(sorted(set(d_ks)), dtype=float)
+    if grid.size < 2 or d_ks.size < 2:
+        return math.nan
+    return float(np.median(np.diff(grid)) / 2 / np.log2(d_ks[-1] / d_ks[0]))

@@ -1,0 +1,244 @@
+"""The lr study of sub-claim 4: best lr on validation, edge flags, diverged runs at chance, the
+verdict (a)/(b)/(c) each way on simulated lr-grid summaries whose truth is known, and the power of
+the design at 8 seeds (printed: run with -s to read it)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from experiments.analysis import figures_lr, load, lr_select, lr_views, quality_rules, rules, style
+from experiments.analysis import verdicts_quality as vq
+from experiments.analysis.rules import FAILS, HOLDS, UNSURE
+
+GRID = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2)
+D_KS = (8, 16, 32, 64, 128, 256)
+
+
+def simulate(n_seeds=8, drift=-1.0, gap=0.03, noise=0.01, seed_sd=0.03, grid=GRID, d_ks=D_KS,
+             rng=0, task="assoc_recall", optimizer="adam") -> pd.DataFrame:
+    """SYNTHETIC summary of an lr-grid sweep (not data). AUC of (variant, d_k, lr, seed) =
+    peak − 0.05 (log2 lr − log2 lr*)² + a seed effect shared by the variants (the pairing) + noise,
+    clipped to [chance, 1].
+    lr* of unscaled moves by `drift` log2 units per doubling of d_k (scaled and additive stay at
+    1e-3); unscaled's peak falls by `gap` per doubling (additive and scaled stay at 0.8)."""
+    rng = np.random.default_rng(rng)
+    seed_effect = rng.normal(0, seed_sd, n_seeds)
+    rows = []
+    for v in ("scaled", "unscaled", "additive"):
+        for d in d_ks:
+            doublings = math.log2(d / d_ks[0])
+            centre = math.log2(1e-3) + (drift * doublings if v == "unscaled" else 0.0)
+            peak = 0.8 - (gap * doublings if v == "unscaled" else 0.0)
+            for lr in grid:
+                for s in range(n_seeds):
+                    auc = peak - 0.05 * (math.log2(lr) - centre) ** 2 + seed_effect[s] + rng.normal(0, noise)
+                    auc = float(np.clip(auc, 1 / 32, 1.0))  # never below chance
+                    rows.append(dict(run_id=f"{v}-{d}-{lr}-{s}", attention=v, d_k=d, seed=s, task=task,
+                                     optimizer=optimizer, lr=lr, status="completed", accuracy_auc=auc,
+                                     final_val_accuracy=min(auc + 0.1, 1.0), test_accuracy=min(auc + 0.1, 1.0),
+                                     steps_to_threshold=np.nan, steps=1000, threshold=0.9))
+    return pd.DataFrame(rows)
+
+
+def results_of(summary: pd.DataFrame, history=None) -> load.Results:
+    return load.Results(None, summary, history, None, None)
+
+
+def _one_cell(values: dict, **extra) -> pd.DataFrame:
+    """A (variant, d_k) cell: {lr: [(val auc, test acc, status), ...per seed]}."""
+    rows = [dict(run_id=f"r{lr}-{s}", attention="scaled", d_k=16, seed=s, task="assoc_recall", optimizer="adam",
+                 lr=lr, accuracy_auc=auc, final_val_accuracy=auc, test_accuracy=test, status=st, **extra)
+            for lr, seeds in values.items() for s, (auc, test, st) in enumerate(seeds)]
+    return pd.DataFrame(rows)
+
+
+# --- choice of lr ----------------------------------------------------------------------
+
+def test_best_lr_uses_validation_never_test():
+    ok = "completed"
+    s = _one_cell({1e-3: [(0.6, 0.99, ok)] * 3, 3e-3: [(0.7, 0.10, ok)] * 3, 1e-2: [(0.5, 0.5, ok)] * 3})
+    best = lr_select.best_lrs(lr_select.scored(s))
+    assert best["best_lr"].tolist() == [3e-3] and best["edge"].tolist() == [""]
+    assert set(lr_select.at_best(s)["lr"]) == {3e-3}
+
+
+@pytest.mark.parametrize("aucs, edge", [((0.9, 0.5, 0.4), "edge: low"), ((0.4, 0.5, 0.9), "edge: high"),
+                                        ((0.4, 0.9, 0.5), "")])
+def test_edge_flag(aucs, edge):
+    s = _one_cell({lr: [(a, a, "completed")] * 3 for lr, a in zip((1e-3, 3e-3, 1e-2), aucs)})
+    assert lr_select.best_lrs(lr_select.scored(s))["edge"].tolist() == [edge]
+    assert lr_select.edge_flag(1e-3, [1e-3]) == ""  # one lr: no edge to speak of
+
+
+def test_diverged_runs_count_at_chance_from_the_task_config():
+    # the diverged lr recorded a high AUC before it blew up: counted at chance (1/32), it loses
+    s = _one_cell({1e-3: [(0.5, 0.5, "completed")] * 3, 1e-2: [(0.95, math.nan, "diverged")] * 3},
+                  **{"task.name": "assoc_recall", "task.vocab_size": 64, "task.n_pairs": 16})
+    sc = lr_select.scored(s)
+    assert np.allclose(sc.loc[sc["status"] == "diverged", "val_auc"], 1 / 32)
+    assert lr_select.best_lrs(sc)["best_lr"].tolist() == [1e-3]
+    sens = lr_select.seed_sensitivity(sc)["sensitivity"]
+    assert np.allclose(sens, (0.5 - 1 / 32) / 2)  # Wortsman: mean over the grid of best − achieved
+
+
+def test_chance_falls_back_to_the_accuracy_at_init():
+    s = _one_cell({1e-3: [(0.5, 0.5, "completed")] * 3, 1e-2: [(0.95, math.nan, "diverged")] * 3})
+    history = pd.DataFrame([dict(run_id=r, attention="scaled", d_k=16, task="assoc_recall", optimizer="adam",
+                                 step=step, accuracy=0.1 if step == 0 else 0.9)
+                            for r in s["run_id"] for step in (0, 50)])
+    sc = lr_select.scored(s, history)
+    assert np.allclose(sc.loc[sc["status"] == "diverged", "val_auc"], 0.1)
+
+
+def test_one_lr_per_cell_still_works():
+    s = simulate(grid=(1e-3,), n_seeds=4).drop(columns=["lr"])  # an old summary: no lr column at all
+    assert not lr_select.has_grid(s)
+    assert len(lr_select.at_best(s)) == len(s)
+    section = vq.quality(results_of(s))
+    assert lr_select.NO_GRID in section.reason and f"lr views: {lr_select.NO_GRID}" in section.notes
+    assert [c for c, _ in section.tables][1:] == ["Britz et al. 2017, Table 6 (newstest2013 BLEU, mean ± sd)"]
+    with pytest.raises(style.Skip, match=lr_select.NO_GRID):
+        figures_lr.optimal_lr(results_of(s))
+
+
+# --- the lr view (c) --------------------------------------------------------------------
+
+def _lr_view(summary):
+    return vq.lr_view(summary)
+
+
+def test_unscaled_optimum_halving_per_doubling_gives_slope_minus_one():
+    s = simulate(drift=-1.0, grid=tuple(2.0 ** np.arange(-17, -7)), noise=0.003)  # 7.6e-6 .. 3.9e-3, ×2
+    slopes = lr_views.drift_slopes(lr_select.scored(s))
+    est, lo, hi = (float(x) for x in quality_rules.drift_part("u", slopes["unscaled"], 0.1).ci)
+    assert abs(est + 1) < 0.1 and lo < -0.8 and hi < 0
+    verdict, parts, text = _lr_view(s)
+    assert verdict == HOLDS and "scaled: slope" in text and "includes 0" in text
+
+
+def test_flat_optimum_does_not_drift():
+    verdict, parts, _ = _lr_view(simulate(drift=0.0))
+    assert verdict in (FAILS, UNSURE) and parts[0].answer in ("no", "unclear")
+    verdict, _, _ = _lr_view(simulate(drift=0.0, noise=0.002))
+    assert verdict == FAILS  # tight: the optimum stays within half a grid step over the sweep
+
+
+# --- the verdict (a)+(b) each way ------------------------------------------------------------
+
+@pytest.mark.parametrize("kw, expected", [
+    (dict(gap=0.03), HOLDS),  # unscaled falls behind as d_k grows, alike at d_k = 8
+    (dict(gap=-0.03), FAILS),  # unscaled pulls ahead: Δ slope below 0
+    (dict(gap=0.03, noise=0.3), UNSURE),  # the same truth, drowned in noise
+    (dict(gap=0.03, n_seeds=2), rules.too_few(2)),
+])
+def test_quality_verdict_follows_the_data(kw, expected):
+    section = vq.quality(results_of(simulate(**kw)))
+    assert section.verdict == expected, section.reason
+    assert section.key == "quality" and {"quality", "steps_survival", "learning_curves"} <= set(section.figures)
+
+
+def test_quality_names_a_task_that_disagrees():
+    s = pd.concat([simulate(gap=0.03), simulate(gap=-0.03, task="vector_retrieval", rng=1)])
+    section = vq.quality(results_of(s))
+    assert section.verdict == UNSURE
+    assert "holds on 1 of 2: assoc_recall/adam" in section.reason
+    assert "does not hold on 1 of 2: vector_retrieval/adam" in section.reason
+    captions = [c for c, _ in section.tables]
+    assert any(c.startswith("Optimal lr") for c in captions) and any(c.startswith("LR sensitivity") for c in captions)
+
+
+def test_best_lr_is_what_the_verdict_compares():
+    """One lr per (variant, d_k) enters the verdict, and a best lr at the grid's end is flagged."""
+    s = simulate(gap=0.03)
+    best = lr_select.at_best(s)
+    assert best.groupby(["attention", "d_k"])["lr"].nunique().eq(1).all()
+    low = best[(best["attention"] == "unscaled") & (best["d_k"] == 256)]["lr"].iloc[0]
+    assert low == GRID[0]  # unscaled's optimum (1e-3 / 32 at d_k = 256) lies below the grid
+    table = vq.quality(results_of(s)).tables[0][1]
+    assert "edge: low" in table.loc[table["d_k"] == 256, "best lr add / unscaled / scaled"].iloc[0]
+
+
+def test_alike_margin_and_its_power():
+    a, b = np.array([0.5, 0.6, 0.7]), np.array([0.5, 0.6, 0.7])
+    assert math.isclose(quality_rules.alike_margin(a, b), 0.1 * quality_rules.ALIKE_FRACTION)  # pooled sd 0.1
+    assert quality_rules.alike_margin(a * 0 + 0.5, b * 0 + 0.5) == quality_rules.MARGIN_FLOOR
+    assert quality_rules.equivalence_power(0.0, 8, 0.01) == 1.0
+    low, high = (quality_rules.equivalence_power(0.02, n, 0.02) for n in (3, 30))
+    assert low < 0.1 < 0.9 < high
+
+
+# --- power of the design at 8 seeds -------------------------------------------------------
+
+def power_table(reps=200, n_seeds=8) -> pd.DataFrame:
+    """Share of simulated experiments in which each clause answers yes: crossover (a) from the
+    clause functions on per-seed Δ, (c) from the full lr choice on simulated 5-rate grids."""
+    rng = np.random.default_rng(7)
+    d_ks = np.array(D_KS, float)
+    rows = []
+    for slope, sd in ((0.0, 0.02), (0.005, 0.02), (0.01, 0.02), (0.01, 0.04), (0.02, 0.04)):
+        ok = []
+        for _ in range(reps):
+            seed_sd = rng.normal(0, 0.03, (n_seeds, 1))  # shared by both variants: the pairing
+            add = 0.8 + seed_sd + rng.normal(0, sd / np.sqrt(2), (n_seeds, d_ks.size))
+            uns = 0.8 + seed_sd - slope * np.log2(d_ks / 8) + rng.normal(0, sd / np.sqrt(2), (n_seeds, d_ks.size))
+            parts = quality_rules.crossover_rule(d_ks, add - uns, add[:, 0], uns[:, 0])
+            ok.append([p.answer == "yes" for p in parts] + [rules.verdict_of(parts) == HOLDS])
+        rate = np.mean(ok, axis=0)
+        rows.append({"clause": "(a)", "true Δ slope / doubling": slope, "sd of per-seed Δ": sd,
+                     "slope > 0": rate[0], "Δ(256) > 0": rate[1], "alike at 8": rate[2], "(a) holds": rate[3]})
+    for drift in (0.0, -0.5, -1.0):
+        hits = [_lr_view(simulate(drift=drift, noise=0.01, rng=r))[0] == HOLDS for r in range(reps // 20)]
+        rows.append({"clause": "(c)", "true drift": drift, "(c) holds": float(np.mean(hits))})
+    return pd.DataFrame(rows)
+
+
+def test_power_of_the_design_at_8_seeds():
+    table = power_table()
+    print("\npower at 8 seeds (share of simulated experiments answering yes):\n" + table.to_string(index=False))
+    a = table[table["clause"] == "(a)"].set_index(["true Δ slope / doubling", "sd of per-seed Δ"])
+    assert a.loc[(0.0, 0.02), "slope > 0"] <= 0.08  # a null slope is rarely called a crossover (nominal 2.5%)
+    assert a.loc[(0.01, 0.02), "slope > 0"] >= 0.8  # 0.01 AUC per doubling is found at 8 seeds
+    assert a.loc[(0.0, 0.02), "alike at 8"] >= 0.7  # paired sd 0.02 under a between-seed sd of 0.03
+    assert a.loc[(0.01, 0.04), "alike at 8"] < a.loc[(0.0, 0.02), "alike at 8"] - 0.2  # noisier pairs: less power
+    c = table[table["clause"] == "(c)"].set_index("true drift")["(c) holds"]
+    assert c.loc[0.0] <= 0.2 and c.loc[-1.0] >= 0.8
+
+
+# --- end to end: a tiny lane grid, trained, collected, read back ----------------------------
+
+def test_a_trained_lane_grid_reads_back(tmp_path):
+    from test_lanes import compose_train
+
+    from experiments import train
+    from experiments.store import collect
+
+    train.run(compose_train("train.n_seeds=3", "optimizer.lr_grid=[3e-4,3e-3,3e-2]", f"results_dir={tmp_path}"))
+    summary, history = collect.collect(tmp_path)
+    best = lr_select.best_lrs(lr_select.scored(summary, history))
+    assert len(best) == 1 and best["n_lrs"].iloc[0] == 3 and best["best_lr"].iloc[0] in (3e-4, 3e-3, 3e-2)
+    means = lr_select.lr_means(lr_select.scored(summary, history))
+    top = means.loc[means["val_auc"].idxmax(), "lr"]
+    assert best["best_lr"].iloc[0] == top  # the seed mean of each lane's accuracy_auc decides
+    (name, fig), = figures_lr.lr_accuracy(results_of(summary, history))
+    style.close(fig)
+    assert name.startswith("lr_accuracy_")
+
+
+def test_lr_figures_and_report_on_a_grid(tmp_path):
+    from experiments import plot, report
+
+    simulate(gap=0.03, n_seeds=4).to_parquet(tmp_path / "summary.parquet", index=False)
+    assert plot.main([f"results_dir={tmp_path}"]) == 0
+    assert report.main([f"results_dir={tmp_path}"]) == 0
+    files = {p.name for p in (tmp_path / "figures").iterdir()}
+    assert {"optimal_lr.png", "lr_sensitivity.svg", "lr_accuracy_assoc-recall_adam.png",
+            "steps_survival_assoc-recall_adam.png", "quality.png"} <= files
+    text = (tmp_path / "REPORT.md").read_text()
+    links = [line.split("](")[1].rstrip(")") for line in text.splitlines() if line.startswith("![")]
+    assert "figures/optimal_lr.png" in links and all((tmp_path / link).exists() for link in links)
+    assert "*Optimal lr (chosen on validation AUC) per variant × d_k × task*" in text
+    assert "edge: low" in text and "lr view (c): holds" in text
