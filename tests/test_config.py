@@ -30,7 +30,8 @@ def test_groups_are_complete():
     assert options("attention") == sorted(config.ATTENTION_SCHEMAS)
     assert options("optimizer") == sorted(config.OPTIMIZER_SCHEMAS)
     assert options("task") == ["assoc_recall", "mqar", "vector_retrieval"]
-    assert options("experiment") == ["claim_full", "claim_medium", "claim_quick", "mup_width"]
+    assert options("experiment") == ["claim_full", "claim_medium", "claim_quick", "mup_width",
+                                     "quality", "quality_quick"]
 
 
 @pytest.mark.parametrize("group, option", [(g, o) for g in GROUPS for o in options(g)])
@@ -53,7 +54,8 @@ def test_every_experiment_composes(experiment):
 
 
 @pytest.mark.parametrize("experiment, n_jobs", [  # jobs of n_seeds vmapped seeds each
-    ("claim_quick", 15), ("claim_medium", 112), ("claim_full", 336), ("mup_width", 8)])
+    ("claim_quick", 15), ("claim_medium", 112), ("claim_full", 336), ("mup_width", 8),
+    ("quality", 112), ("quality_quick", 12)])
 def test_preflight_counts_jobs(experiment, n_jobs):
     # validates every value of every swept key on the way
     assert preflight("train", ["-m", f"experiment={experiment}"], config.validate) == n_jobs
@@ -113,3 +115,19 @@ def test_bad_model_width_is_one_line():
     cfg = compose_train("model.width=wide")
     with pytest.raises(ValueError, match=r"^model\.width: must be one of fixed, proportional, got 'wide'$"):
         config.validate(cfg)
+
+
+@pytest.mark.parametrize("cell", options("cell"))
+def test_every_quality_cell_composes(cell):
+    """A cell of experiment=quality names its task and optimizer in its file
+    name and carries a log-spaced grid of at least 5 rates."""
+    import numpy as np
+
+    cfg = compose_train("experiment=quality", f"cell={cell}")
+    config.validate(cfg)
+    optimizer, task = cell.split("_", 1)
+    assert (cfg.optimizer.name, cfg.task.name) == (optimizer, task)
+    grid = np.log(list(cfg.optimizer.lr_grid))
+    # half-decade steps (x3 or x3.33): log-spaced to the grid's rounding
+    assert len(grid) >= 5 and np.all((np.diff(grid) > np.log(2.9)) & (np.diff(grid) < np.log(3.4)))
+    assert cfg.train.n_seeds >= 8 and cfg.train.stop_at_threshold

@@ -242,3 +242,17 @@ def test_lr_figures_and_report_on_a_grid(tmp_path):
     assert "figures/optimal_lr.png" in links and all((tmp_path / link).exists() for link in links)
     assert "*Optimal lr (chosen on validation AUC) per variant × d_k × task*" in text
     assert "edge: low" in text and "lr view (c): holds" in text
+
+
+def test_the_d_k_sections_read_only_the_best_lr_runs(tmp_path):
+    """With a grid, the history the d_k-sweep sections read holds the best-lr runs alone
+    (never an average over rates); every run's history stays in history_all."""
+    summary = simulate(n_seeds=3, d_ks=(8, 16, 32))
+    history = summary[["run_id", "attention", "d_k", "seed", "task", "optimizer"]].assign(
+        step=0, accuracy=0.1, experiment="x")
+    summary.to_parquet(tmp_path / "summary.parquet", index=False)
+    history.to_parquet(tmp_path / "history.parquet", index=False)
+    res = load.load_results(tmp_path)
+    best = set(lr_select.at_best(summary)["run_id"])
+    assert set(res.history["run_id"]) == best and len(best) == 3 * 3 * 3  # variants x d_k x seeds
+    assert len(res.history_all) == len(history)

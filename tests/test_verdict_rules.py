@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from experiments.analysis import quality_rules as qr
 from experiments.analysis import rules, stats
 from experiments.analysis import verdicts_attn as va
-from experiments.analysis import quality_rules as qr
 from experiments.analysis import verdicts_mup as vm
 from experiments.analysis import verdicts_quality as vq
 from experiments.analysis import verdicts_train as vt

@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from . import lr_select
+
 VARIANTS = ("scaled", "unscaled", "additive", "mup", "qk_norm", "cosine", "ssmax")
 EXTRA_VARIANTS = ("mup", "qk_norm", "cosine", "ssmax")
 RUN_KEYS = ["attention", "d_k", "seed"]
@@ -27,6 +29,9 @@ class Results:
     probe: pd.DataFrame | None
     cost: pd.DataFrame | None
     primary: tuple[str, str] | None = None  # (task, optimizer) of the d_k-sweep figures and sections
+    # every run's history; `history` keeps, where a cell has an lr grid, only the runs at
+    # the cell's best lr, so that the d_k-sweep sections never average over learning rates
+    history_all: pd.DataFrame | None = None
 
 
 # the table each file holds, the columns its readers rely on, the command that writes it;
@@ -94,8 +99,11 @@ def load_results(root: str | os.PathLike, primary_optimizer: str = "adam",
         if history is not None and failed:
             history = history[~history["run_id"].isin(failed)]
     probe = with_grad_aliases(tables["probe"])
+    history_all = history
+    if history is not None and lr_select.has_grid(summary):
+        history = history[history["run_id"].isin(set(lr_select.at_best(summary, history)["run_id"]))]
     primary = None if history is None else primary_condition(history, primary_optimizer, primary_task)
-    return Results(root, summary, history, probe, tables["cost"], primary)
+    return Results(root, summary, history, probe, tables["cost"], primary, history_all)
 
 
 def variant_order(names) -> list[str]:

@@ -2,7 +2,8 @@
 
   1. the init-time probe against theory (iid and model inputs)
   2. the quick cost benchmark (dot-product vs additive)
-  3. experiment=claim_quick (scaled, unscaled, additive x 5 d_k x 3 seeds)
+  3. experiment=quality_quick (4 variants x 3 d_k x 3 learning rates x 3 seeds,
+     each variant at its best rate on validation)
   4. collect, plots, the claim report, the dashboard
 
 Each step is the same command a user would type, run as a child process, so
@@ -24,7 +25,8 @@ def steps(results_dir: str, extra: list[str]) -> list[tuple[str, list[str]]]:
     return [
         ("probe (iid inputs)", ["experiments.probe", "input_model=iid", r]),
         ("cost benchmark (quick)", ["experiments.cost", "quick=true", r]),
-        ("sweep experiment=claim_quick", ["experiments.train", "-m", "experiment=claim_quick", r, *extra]),
+        ("sweep experiment=quality_quick",
+         ["experiments.train", "-m", "experiment=quality_quick", r, *extra]),
         ("collect", ["experiments.collect", r]),
         ("plots", ["experiments.plot", r]),
         ("report", ["experiments.report", r]),
