@@ -415,7 +415,8 @@ def _xla_bytes(cfg) -> tuple[int, int]:
     params = seeds(one)
     state = {"params": params, "opt_state": seeds(jax.eval_shape(tx.init, one)),
              "step": jax.ShapeDtypeStruct((n_seeds,), jnp.int32),
-             "seed": jax.ShapeDtypeStruct((n_seeds,), jnp.int32)}
+             "seed": jax.ShapeDtypeStruct((n_seeds,), jnp.int32),
+             "active": jax.ShapeDtypeStruct((n_seeds,), jnp.bool_)}
     val = jax.eval_shape(lambda: fixed_set(task, task_cfg, 0, "val", t.n_val))
     val = seeds({k: jax.ShapeDtypeStruct((t.n_val // chunk, chunk) + v.shape[1:], v.dtype)
                  for k, v in val.items()})

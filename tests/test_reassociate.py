@@ -90,3 +90,18 @@ def test_block_size_divides_the_lanes():
     assert lane_axis.block_size(8, 1) == 1 and lane_axis.block_size(8, 3) == 2
     assert lane_axis.block_size(6, None) == 6 and lane_axis.block_size(5, 4) == 1
     assert lane_axis.default_block("cpu") == 1 and lane_axis.default_block("gpu") is None
+
+
+def test_an_ended_lane_skips_its_steps():
+    """A lane marked inactive comes back from a chunk unchanged; its neighbours move."""
+    cfg = _compose("attention=scaled")
+    group = grouplib.prepare(cfg, [grouplib.Lane(0, 1e-3), grouplib.Lane(1, 1e-3)])
+    before = jax.device_get(group.state["params"])
+    state = {**group.state, "active": group.place(jax.device_put(np.array([True, False])))}
+    after, measured, _ = group.run(state, 5)
+    after = jax.device_get(after)
+    assert list(after["step"]) == [5, 0]
+    moved = [not np.allclose(a[i], b[i]) for a, b in zip(jax.tree_util.tree_leaves(after["params"]),
+                                                          jax.tree_util.tree_leaves(before)) for i in (0, 1)]
+    assert any(moved[0::2]) and not any(moved[1::2])
+    assert float(jax.device_get(measured["grad_norm"])[1]) == 0.0

@@ -160,7 +160,8 @@ def prepare(cfg: DictConfig, lanes: list[Lane]) -> Group:
     rates = jnp.asarray([lane.lr for lane in lanes], jnp.float32)
     state = place({"params": params,
                    "opt_state": jax.vmap(steplib.with_learning_rate)(opt_state, rates),
-                   "step": jnp.zeros(len(lanes), jnp.int32), "seed": jnp.asarray(seeds, jnp.int32)})
+                   "step": jnp.zeros(len(lanes), jnp.int32), "seed": jnp.asarray(seeds, jnp.int32),
+                   "active": jnp.ones(len(lanes), bool)})
 
     place_shared = lane_axis.shared_placer(n_devices)
     start = time.perf_counter()

@@ -104,8 +104,8 @@ def train_lanes(cfg: DictConfig, lanes: list[Lane],
 
     `on_eval(i, row)` sees each evaluation row of lanes[i] as it comes. A lane
     that diverges, or (with train.stop_at_threshold) reaches the threshold,
-    stops being recorded (its slice keeps computing, harmlessly); the others
-    go on. A lane's test accuracy is that of its params when its training
+    stops being recorded, and from the next chunk on its slice skips the work
+    (state["active"]); the others go on. A lane's test accuracy is that of its params when its training
     ended: never used to stop anything.
     """
     t = cfg.train
@@ -158,6 +158,8 @@ def train_lanes(cfg: DictConfig, lanes: list[Lane],
                     active.remove(i)
             if final or not active:
                 break
+            if len(active) < n_lanes:  # the lanes that ended skip the work from here on
+                state = {**state, "active": _lane_mask(group, np.isin(np.arange(n_lanes), active))}
             step += n
             val_rows = _host_per_lane(evaluate(state["params"], val), n_lanes)
             on_steps(n)

@@ -1,6 +1,6 @@
 """The pure, jitted pieces of training: loss, train step, evaluation.
 
-State is a plain pytree {"params", "opt_state", "step", "seed"}; a lane's
+State is a plain pytree {"params", "opt_state", "step", "seed", "active"}; a lane's
 learning rate is a leaf of its opt_state (optax.inject_hyperparams), so lanes
 of different rates and seeds are one program. `train_chunk` loops the train
 step a traced number of times, so that the host only wakes up at
@@ -134,7 +134,9 @@ def train_chunk(state, n_steps, *, make_train_batch, spec, tx, n_queries, diverg
     Returns (state, measurements of the first step, index of the first
     diverging step or -1). The host reads the first step's measurements
     alone, so the norms of the others are never computed (lax.cond on the
-    loop index); every step is checked for divergence.
+    loop index); every step is checked for divergence. A lane whose
+    state["active"] is false (it reached the threshold or diverged) comes
+    back unchanged, with zero measurements.
     """
     per_layer = spec.n_layers > 1
 
@@ -152,7 +154,12 @@ def train_chunk(state, n_steps, *, make_train_batch, spec, tx, n_queries, diverg
         bad = is_bad(loss, _norm(grads), divergence_loss)
         return new, measured, jnp.where((first_bad < 0) & bad, i, first_bad)
 
-    return jax.lax.fori_loop(0, n_steps, body, (state, zeros, jnp.int32(-1)))
+    def run(current):
+        return jax.lax.fori_loop(0, n_steps, body, (current, zeros, jnp.int32(-1)))
+
+    # A lane that has ended (state["active"] false) skips the work: on a CPU,
+    # where lanes run one at a time, a real branch; vmapped, both sides run.
+    return jax.lax.cond(state["active"], run, lambda current: (current, zeros, jnp.int32(-1)), state)
 
 
 def evaluate(params, batches, *, spec: ModelSpec, n_queries: int):
