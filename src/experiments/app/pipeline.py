@@ -2,7 +2,7 @@
 
   1. the init-time probe against theory (iid and model inputs)
   2. the quick cost benchmark (dot-product vs additive)
-  3. experiment=quality_quick (4 variants x 3 d_k x 3 learning rates x 3 seeds,
+  3. experiment=quality_quick (4 variants x 3 d_k x 3 learning rates x 4 seeds,
      each variant at its best rate on validation)
   4. collect, plots, the claim report, the dashboard
 
