@@ -36,21 +36,23 @@ def _mesh(n_devices: int) -> Mesh:
     return Mesh(np.array(jax.local_devices()[:n_devices]), (AXIS,))
 
 
-def placer(n_devices: int) -> Callable:
-    """Puts a pytree with a leading lane axis on the devices, split along it
-    (an explicit transfer: allowed under the training loop's transfer guard)."""
+def _putter(n_devices: int, spec: PartitionSpec) -> Callable:
+    """Puts a pytree on the first n_devices devices, laid out by `spec` (an
+    explicit transfer: allowed under the training loop's transfer guard)."""
     if n_devices == 1:
         return lambda tree: jax.device_put(tree, jax.local_devices()[0])
-    sharding = NamedSharding(_mesh(n_devices), PartitionSpec(AXIS))
+    sharding = NamedSharding(_mesh(n_devices), spec)
     return lambda tree: jax.device_put(tree, sharding)
+
+
+def placer(n_devices: int) -> Callable:
+    """Puts a pytree with a leading lane axis on the devices, split along it."""
+    return _putter(n_devices, PartitionSpec(AXIS))
 
 
 def shared_placer(n_devices: int) -> Callable:
     """Puts a value every lane shares (a chunk's step count) on each device."""
-    if n_devices == 1:
-        return lambda x: jax.device_put(x, jax.local_devices()[0])
-    sharding = NamedSharding(_mesh(n_devices), PartitionSpec())
-    return lambda x: jax.device_put(x, sharding)
+    return _putter(n_devices, PartitionSpec())
 
 
 def block_size(n_local: int, block: int | None) -> int:
