@@ -1,6 +1,7 @@
-"""model.reassociate: the bilinear variants' query rows computed without the
-keys and values are the same function as attention_layer's, and the lane axis
-runs in blocks without changing a lane's numbers."""
+"""model.reassociate: the query rows computed without the keys and values
+(bilinear_rows for scaled, unscaled, mup; factored_rows for additive, qk_norm)
+are the same function as attention_layer's, and the lane axis runs in blocks
+without changing a lane's numbers."""
 
 from __future__ import annotations
 
@@ -17,7 +18,14 @@ from experiments.store import results
 from experiments.training import group as grouplib
 from experiments.training import lane_axis
 from experiments.training.loop import train_lanes
-from experiments.training.model import ModelSpec, attention_layer, bilinear_rows, init_model
+from experiments.training.model import (
+    ModelSpec,
+    attention_layer,
+    bilinear_rows,
+    factored_rows,
+    init_model,
+    reassociated_rows,
+)
 
 TINY = ["d_k=16", "train.steps=20", "train.eval_every=10", "train.n_val=48", "train.n_test=80",
         "train.batch_size=8", "logger=none", "progress=false"]
@@ -50,24 +58,57 @@ def test_bilinear_rows_equal_attention_layer(name, options, n_heads):
     assert not np.allclose(other[1], attention_layer(spec, layer, h, query_idx)[1], atol=1e-3)
 
 
-def test_only_bilinear_variants_are_marked():
-    assert {n for n, v in attention.VARIANTS.items() if v.bilinear} == {"scaled", "unscaled", "mup"}
+@pytest.mark.parametrize("name,options", [("additive", {}), ("additive", {"d_hidden": 5}), ("qk_norm", {})])
+@pytest.mark.parametrize("n_heads", [1, 2])
+def test_factored_rows_equal_attention_layer(name, options, n_heads):
+    spec = _spec(name, n_heads, **options)
+    params = init_model(spec, jax.random.PRNGKey(0))
+    layer = params["layers"][0]
+    # learned-looking variant parameters, so that every factor is exercised
+    layer["attn"] = jax.tree_util.tree_map(
+        lambda a: a * (1 + 0.5 * jax.random.normal(jax.random.PRNGKey(3), a.shape)), layer["attn"])
+    h = jax.random.normal(jax.random.PRNGKey(1), (3, 10, spec.d_model)) + 0.3
+    query_idx = jnp.array([[2, 9], [0, 5], [9, 9]])
+    for got, want in zip(factored_rows(spec, layer, h, query_idx),
+                         attention_layer(spec, layer, h, query_idx)):
+        np.testing.assert_allclose(np.asarray(got, np.float32), np.asarray(want, np.float32),
+                                   rtol=2e-4, atol=2e-4)
+    # and not trivially: other key weights change the rows
+    nudge = jax.random.normal(jax.random.PRNGKey(4), layer["w_k"].shape)
+    other = factored_rows(spec, {**layer, "w_k": layer["w_k"] + 0.3 * nudge}, h, query_idx)
+    assert not np.allclose(other[1], attention_layer(spec, layer, h, query_idx)[1], atol=1e-3)
+
+
+def test_which_variants_are_reassociated():
+    marked = {n: reassociated_rows(_spec(n, 1)._replace(reassociate=True)) for n in attention.VARIANTS}
+    assert {n for n, f in marked.items() if f is bilinear_rows} == {"scaled", "unscaled", "mup"}
+    assert {n for n, f in marked.items() if f is factored_rows} == {"additive", "qk_norm"}
+    assert {n for n, f in marked.items() if f is None} == set(attention.VARIANTS) - {
+        "scaled", "unscaled", "mup", "additive", "qk_norm"}
+    assert reassociated_rows(_spec("scaled", 1)) is None  # the key off
+
+
+def test_factored_scores_refuse_a_variant_without_the_form():
+    with pytest.raises(ValueError, match="attention: 'cosine' has no factored form"):
+        attention.factored_scores("cosine", {}, jnp.ones((2, 4)), jnp.ones((3, 4)), jnp.ones((5, 3)))
 
 
 def test_reassociate_is_ignored_where_it_changes_nothing():
-    """For a variant that is not bilinear the key changes neither the model nor the run id;
-    for a bilinear one it changes both (other rounding is another run)."""
-    for name, same in (("additive", True), ("qk_norm", True), ("scaled", False)):
+    """For a variant without a reassociated form the key changes neither the model nor the
+    run id; for one with it, it changes both (other rounding is another run)."""
+    for name, same in (("cosine", True), ("ssmax", True), ("additive", False), ("qk_norm", False),
+                       ("scaled", False)):
         on, off = _compose(f"attention={name}", "model.reassociate=true"), _compose(f"attention={name}")
         task_cfg = grouplib.task_object(dict(on.task))
         assert grouplib.model_spec(on, task_cfg).reassociate is (not same)
         assert (results.run_id(on) == results.run_id(off)) is same
 
 
-def test_reassociated_training_matches_within_rounding():
+@pytest.mark.parametrize("name", ["scaled", "additive", "qk_norm"])
+def test_reassociated_training_matches_within_rounding(name):
     lanes = [grouplib.Lane(0, 1e-3), grouplib.Lane(1, 3e-3)]
-    plain = train_lanes(_compose("attention=scaled"), lanes)
-    fast = train_lanes(_compose("attention=scaled", "model.reassociate=true"), lanes)
+    plain = train_lanes(_compose(f"attention={name}"), lanes)
+    fast = train_lanes(_compose(f"attention={name}", "model.reassociate=true"), lanes)
     for a, b in zip(plain, fast):
         for ra, rb in zip(a.rows, b.rows):
             np.testing.assert_allclose(ra["loss"], rb["loss"], rtol=1e-3)

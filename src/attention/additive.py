@@ -24,16 +24,30 @@ def init_additive(rng, d_k: int, d_hidden: int | None = None):
     }
 
 
+def _hidden_scores(params, hq, hk):
+    hidden = jnp.tanh(hq[..., :, None, :] + hk[..., None, :, :])  # (..., n_q, n_k, h)
+    return hidden @ params["v"].astype(hq.dtype)  # (..., n_q, n_k)
+
+
 def _additive(params, q, k, key_count=None):
     dtype = q.dtype
     hq = q @ params["w_q"].astype(dtype)  # (..., n_q, h)
     hk = k @ params["w_k"].astype(dtype)  # (..., n_k, h)
-    hidden = jnp.tanh(hq[..., :, None, :] + hk[..., None, :, :])  # (..., n_q, n_k, h)
-    return hidden @ params["v"].astype(dtype)  # (..., n_q, n_k)
+    return _hidden_scores(params, hq, hk)
+
+
+def _additive_factored(params, q, w_k, x, key_count=None):
+    # k W_k = x (w_k W_k): one [d_model, h] matrix per step in place of a
+    # [n_k, d_k] x [d_k, h] product per example (d_model << d_k at large d_k)
+    dtype = q.dtype
+    hq = q @ params["w_q"].astype(dtype)
+    hk = x @ (w_k.astype(dtype) @ params["w_k"].astype(dtype))  # (..., n_k, h)
+    return _hidden_scores(params, hq, hk)
 
 
 register(Variant(
     "additive", init_additive, _additive,
     doc="v . tanh(q W_q + k W_k): Bahdanau et al. 2015",
     init_options=("d_hidden",),
+    factored=_additive_factored,
 ))

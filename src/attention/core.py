@@ -4,7 +4,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from attention.registry import Params, get_variant, split_options
+from attention.registry import VARIANTS, Params, get_variant, split_options
 
 
 def init_params(name: str, rng, d_k: int, **options) -> Params:
@@ -40,6 +40,21 @@ def scores(name: str, params: Params, q, k, mask=None, **options):
     _, score_options = split_options(variant, options)
     return variant.score(params, q, k, key_count=_key_count(mask, q.shape, k.shape[-2]),
                          **score_options)
+
+
+def factored_scores(name: str, params: Params, q, w_k, x, mask=None, **options):
+    """`scores` of q [..., n_q, d_k] against the keys x @ w_k, given in factored
+    form: x [..., n_k, d_model], w_k [d_model, d_k]. The same function, with
+    other rounding, for the variants that have such a form (Variant.factored)."""
+    variant = get_variant(name)
+    if variant.factored is None:
+        raise ValueError(f"attention: {name!r} has no factored form; "
+                         f"allowed: {', '.join(n for n, v in VARIANTS.items() if v.factored)}")
+    if q.shape[-1] != w_k.shape[-1]:
+        raise ValueError(f"d_k: queries have {q.shape[-1]} components, w_k maps to {w_k.shape[-1]}")
+    _, score_options = split_options(variant, options)
+    return variant.factored(params, q, w_k, x, key_count=_key_count(mask, q.shape, x.shape[-2]),
+                            **score_options)
 
 
 def masked_softmax(logits, mask=None):

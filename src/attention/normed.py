@@ -37,6 +37,23 @@ def _qk_norm(params, q, k, key_count=None):
     return dot(qn, kn) / jnp.sqrt(jnp.asarray(q.shape[-1], q.dtype))
 
 
+def _qk_norm_factored(params, q, w_k, x, key_count=None):
+    # k = x w_k. LayerNorm centres k's components: k - mean(k) = x w_c, with w_c
+    # the column-centred w_k; its variance is x.(w_c w_c^T) x / d_k. So the
+    # score is x.(w_c (g_k * LN(q))) / (sqrt(var_k + eps) sqrt(d_k)), and only
+    # [d_model, d_k] and [d_model, d_model] matrices are formed, never the keys.
+    d_k = q.shape[-1]
+    qn = _layer_norm(q, params["gain_q"])
+    w_c = w_k.astype(jnp.float32) - w_k.astype(jnp.float32).mean(-1, keepdims=True)
+    gram = w_c @ w_c.T  # (d_model, d_model)
+    x32 = x.astype(jnp.float32)
+    var_k = jnp.einsum("...td,de,...te->...t", x32, gram, x32) / d_k  # (..., n_k)
+    u = (qn * params["gain_k"].astype(qn.dtype)) @ w_c.T.astype(qn.dtype)  # (..., n_q, d_model)
+    dots = jnp.einsum("...qd,...td->...qt", u, x.astype(qn.dtype))
+    inv_norm = jnp.reciprocal(jnp.sqrt(var_k + _EPS)).astype(qn.dtype)
+    return dots * inv_norm[..., None, :] / jnp.sqrt(jnp.asarray(d_k, qn.dtype))
+
+
 def init_cosine(rng, d_k: int, init_temperature: float = 10.0):
     return {"log_temp": jnp.asarray(math.log(init_temperature), jnp.float32)}
 
@@ -69,7 +86,7 @@ def _ssmax(params, q, k, key_count=None):
 register(Variant(
     "qk_norm", init_qk_norm, _qk_norm,
     doc="LayerNorm(q).LayerNorm(k) / sqrt(d_k)",
-    logit_scale=None,
+    logit_scale=None, factored=_qk_norm_factored,
 ))
 register(Variant(
     "cosine", init_cosine, _cosine,

@@ -33,6 +33,16 @@ class Variant:
     # options alone (no per-row factor): then q.k = (W_k^T q).x lets a model
     # skip forming the keys (see experiments.training.model.bilinear_rows).
     bilinear: bool = False
+    # factored(params, q, w_k, x, key_count, **score_options) -> logits: the same
+    # score with the keys given in factored form k = x @ w_k (w_k [d_model, d_k],
+    # x [..., n_k, d_model]), written so that nothing of size n_k x d_k is formed.
+    # None where the variant has no such form (see training.model.factored_rows).
+    factored: Callable[..., Any] | None = None
+
+    @property
+    def reassociable(self) -> bool:
+        """Whether model.reassociate changes this variant's computation."""
+        return self.bilinear or self.factored is not None
 
 
 VARIANTS: dict[str, Variant] = {}

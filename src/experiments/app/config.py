@@ -111,9 +111,9 @@ class ModelConfig:
     init: str = "lecun_normal"  # projection init: lecun_normal | xavier | torch_default
     token_shift: bool = True  # add the previous token's embedding (see model.py)
     dtype: str = "float32"
-    # bilinear variants (scaled, unscaled, mup): compute the last layer's query
-    # rows without forming keys and values (training.model.bilinear_rows);
-    # same function, other rounding; ignored by the other variants
+    # compute the last layer's query rows without forming keys and values:
+    # scaled, unscaled, mup (training.model.bilinear_rows), additive and qk_norm
+    # (factored_rows); same function, other rounding; ignored by the other variants
     reassociate: bool = False
 
 

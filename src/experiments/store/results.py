@@ -41,14 +41,14 @@ def identity(cfg: DictConfig) -> dict:
     for (group, key), default in LATER_KEYS.items():
         if group in ident and ident[group].get(key, default) == default:
             ident[group].pop(key, None)
-    if not _bilinear(ident.get("attention", {}).get("name")):
+    if not _reassociable(ident.get("attention", {}).get("name")):
         ident.get("model", {}).pop("reassociate", None)  # changes nothing for this variant
     return ident
 
 
-def _bilinear(name) -> bool:
+def _reassociable(name) -> bool:
     variant = attention.VARIANTS.get(name)
-    return bool(variant and variant.bilinear)
+    return bool(variant and variant.reassociable)
 
 
 def run_id(cfg: DictConfig) -> str:

@@ -48,7 +48,7 @@ def model_spec(cfg: DictConfig, task_cfg) -> ModelSpec:
         token_shift=cfg.model.token_shift, vocab=task.input_vocab(task_cfg),
         n_classes=task.n_classes(task_cfg), d_in=task.d_in(task_cfg), dtype=cfg.model.dtype,
         reassociate=bool(cfg.model.get("reassociate", False))
-        and attention.get_variant(cfg.attention.name).bilinear)
+        and attention.get_variant(cfg.attention.name).reassociable)
 
 
 def _frozen(node, drop: tuple[str, ...] = ()) -> tuple:

@@ -140,6 +140,30 @@ def attention_layer(spec: ModelSpec, layer, h, query_idx=None):
     return h_q + out @ layer["w_o"], logits, weights, mask
 
 
+def _factored_inputs(spec: ModelSpec, layer, h, query_idx):
+    """What reassociated rows start from: LN(h) (B, T, d_model), the query rows
+    (B, H, n_q, d_k), W_k and W_v split by head ([d_model, H, d]) and the mask."""
+    dtype = jnp.dtype(spec.dtype)
+    x = _layer_norm(h, layer["ln"])  # (B, T, d_model)
+    d_model, n_heads = h.shape[2], spec.n_heads
+    xq = jnp.take_along_axis(x, query_idx[..., None], axis=1)
+    q = _split_heads(xq @ layer["w_q"], n_heads).astype(dtype)  # (B, H, n_q, d_k)
+    w_k = layer["w_k"].reshape(d_model, n_heads, spec.d_k).astype(dtype)
+    w_v = layer["w_v"].reshape(d_model, n_heads, spec.d_v).astype(dtype)
+    mask = causal_mask(query_idx, h.shape[1])[:, None]  # (B, 1, n_q, T)
+    return x.astype(dtype), q, w_k, w_v, mask
+
+
+def _pooled_output(layer, h, query_idx, x, w_v, logits, mask):
+    """softmax, then sum_t w_t W_v^T x_t = W_v^T (sum_t w_t x_t): the values are never formed."""
+    weights = attention.masked_softmax(logits, mask)
+    pooled = jnp.einsum("bhqt,btd->bhqd", weights, x)  # (B, H, n_q, d_model)
+    out = jnp.einsum("bhqd,dhe->bqhe", pooled, w_v)  # (B, n_q, H, d_v)
+    out = out.reshape(out.shape[0], out.shape[1], -1).astype(h.dtype)
+    h_q = jnp.take_along_axis(h, query_idx[..., None], axis=1)
+    return h_q + out @ layer["w_o"], logits, weights, mask
+
+
 def bilinear_rows(spec: ModelSpec, layer, h, query_idx):
     """attention_layer's query rows for a bilinear variant (score c * q.k),
     with the products reassociated: q.(W_k^T x_t) = (W_k q).x_t and
@@ -151,27 +175,38 @@ def bilinear_rows(spec: ModelSpec, layer, h, query_idx):
     fewer flops and bytes. The same function with other rounding, so it is
     a config key (model.reassociate), part of a run's identity.
     """
-    dtype = jnp.dtype(spec.dtype)
-    x = _layer_norm(h, layer["ln"])  # (B, T, d_model)
-    t, d_model, n_heads = h.shape[1], h.shape[2], spec.n_heads
-    xq = jnp.take_along_axis(x, query_idx[..., None], axis=1)
-    q = _split_heads(xq @ layer["w_q"], n_heads).astype(dtype)  # (B, H, n_q, d_k)
-    w_k = layer["w_k"].reshape(d_model, n_heads, spec.d_k).astype(dtype)
-    w_v = layer["w_v"].reshape(d_model, n_heads, spec.d_v).astype(dtype)
-    x = x.astype(dtype)
+    x, q, w_k, w_v, mask = _factored_inputs(spec, layer, h, query_idx)
     # the variant's own factor c: its score of a unit query against itself
-    unit = jnp.zeros((1, spec.d_k), dtype).at[0, 0].set(1)
+    unit = jnp.zeros((1, spec.d_k), x.dtype).at[0, 0].set(1)
     head0 = jax.tree_util.tree_map(lambda a: a[0], layer["attn"])
     scale = attention.scores(spec.attention, head0, unit, unit, **spec.options)[0, 0]
     u = jnp.einsum("bhqe,dhe->bhqd", q, w_k)  # (B, H, n_q, d_model): W_k q
     logits = jnp.einsum("bhqd,btd->bhqt", u, x) * scale  # (B, H, n_q, T)
-    mask = causal_mask(query_idx, t)[:, None]  # (B, 1, n_q, T)
-    weights = attention.masked_softmax(logits, mask)
-    pooled = jnp.einsum("bhqt,btd->bhqd", weights, x)  # (B, H, n_q, d_model)
-    out = jnp.einsum("bhqd,dhe->bqhe", pooled, w_v)  # (B, n_q, H, d_v)
-    out = out.reshape(out.shape[0], out.shape[1], -1).astype(h.dtype)
-    h_q = jnp.take_along_axis(h, query_idx[..., None], axis=1)
-    return h_q + out @ layer["w_o"], logits, weights, mask
+    return _pooled_output(layer, h, query_idx, x, w_v, logits, mask)
+
+
+def factored_rows(spec: ModelSpec, layer, h, query_idx):
+    """attention_layer's query rows for a variant with a factored form
+    (additive, qk_norm): its score takes the keys as x @ W_k, per head, and
+    the values are pooled as in bilinear_rows. For additive at large d_k this
+    replaces a [T, d_k] x [d_k, d_hidden] product per example by one
+    [d_model, d_k] x [d_k, d_hidden] product per step."""
+    x, q, w_k, w_v, mask = _factored_inputs(spec, layer, h, query_idx)
+
+    def one_head(p, q_h, w_k_h):
+        return attention.factored_scores(spec.attention, p, q_h, w_k_h, x, mask=mask[:, 0],
+                                         **spec.options)
+
+    logits = jax.vmap(one_head, in_axes=(0, 1, 1), out_axes=1)(layer["attn"], q, w_k)
+    return _pooled_output(layer, h, query_idx, x, w_v, logits, mask)
+
+
+def reassociated_rows(spec: ModelSpec):
+    """The last layer's row function under model.reassociate, None where it changes nothing."""
+    variant = attention.get_variant(spec.attention)
+    if not spec.reassociate or not variant.reassociable:
+        return None
+    return bilinear_rows if variant.bilinear else factored_rows
 
 
 def query_positions(loss_mask, n_queries: int):
@@ -192,7 +227,7 @@ def forward(spec: ModelSpec, params, batch, n_queries: int):
     for i, layer in enumerate(params["layers"]):
         last = i == len(params["layers"]) - 1
         if last:
-            rows_of = bilinear_rows if spec.reassociate else attention_layer
+            rows_of = reassociated_rows(spec) or attention_layer
             h, logits, weights, mask = rows_of(spec, layer, h, query_idx)
             rows.append((logits, weights, mask))
         else:
