@@ -21,6 +21,7 @@ from omegaconf import DictConfig, OmegaConf
 from experiments.app import interrupt, progress, runtime
 from experiments.store import results
 from experiments.store.wandb_mirror import Mirror, open_run
+from experiments.training import group as grouplib
 from experiments.training.group import Lane
 from experiments.training.loop import eval_steps, lanes_of, summarize, train_lanes
 
@@ -128,6 +129,10 @@ def _train(cfg: DictConfig, todo: list[Member], multirun: bool) -> list[dict]:
                 results.write_config(m.folder, m.cfg)
                 mirrors[i] = stack.enter_context(_open_mirror(m))
             outcomes = train_lanes(cfg, lanes, on_eval=on_eval, on_steps=bar.advance)
+            if multirun:
+                # the next job is another configuration: its programs are other programs,
+                # so this job's executables (and what XLA keeps for them) are dropped now
+                grouplib.release_compiled()
         except BaseException as exc:
             with interrupt.deferred():  # a second Ctrl-C still stops at once
                 for i, m in enumerate(todo):
