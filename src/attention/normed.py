@@ -44,7 +44,8 @@ def _qk_norm_factored(params, q, w_k, x, key_count=None):
     # [d_model, d_k] and [d_model, d_model] matrices are formed, never the keys.
     d_k = q.shape[-1]
     qn = _layer_norm(q, params["gain_q"])
-    w_c = w_k.astype(jnp.float32) - w_k.astype(jnp.float32).mean(-1, keepdims=True)
+    w32 = w_k.astype(jnp.float32)
+    w_c = w32 - w32.mean(-1, keepdims=True)
     gram = w_c @ w_c.T  # (d_model, d_model)
     x32 = x.astype(jnp.float32)
     var_k = jnp.einsum("...td,de,...te->...t", x32, gram, x32) / d_k  # (..., n_k)

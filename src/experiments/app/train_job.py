@@ -128,11 +128,13 @@ def _train(cfg: DictConfig, todo: list[Member], multirun: bool) -> list[dict]:
             for i, m in enumerate(todo):
                 results.write_config(m.folder, m.cfg)
                 mirrors[i] = stack.enter_context(_open_mirror(m))
-            outcomes = train_lanes(cfg, lanes, on_eval=on_eval, on_steps=bar.advance)
-            if multirun:
-                # the next job is another configuration: its programs are other programs,
-                # so this job's executables (and what XLA keeps for them) are dropped now
-                grouplib.release_compiled()
+            try:
+                outcomes = train_lanes(cfg, lanes, on_eval=on_eval, on_steps=bar.advance)
+            finally:
+                if multirun:
+                    # the next job is another configuration, whether this one ended or
+                    # failed: its executables (and what XLA keeps for them) go now
+                    grouplib.release_compiled()
         except BaseException as exc:
             with interrupt.deferred():  # a second Ctrl-C still stops at once
                 for i, m in enumerate(todo):
