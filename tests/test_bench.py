@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import sys
 import time
 
+import numpy as np
 import pytest
 from omegaconf import OmegaConf
 
 from experiments.app import bench_job as bench
-from experiments.instruments.bench_measure import best_time
+from experiments.instruments.bench_measure import best_time, sweep_wall
 
 TINY_TRAIN = ["experiment=claim_quick", "attention=scaled", "train.steps=20",
               "train.eval_every=10", "train.n_val=32", "train.n_test=32", "train.batch_size=8"]
@@ -23,6 +26,7 @@ def report(tmp_path_factory):
     cfg = OmegaConf.structured(bench.BenchConfig(
         results_dir=str(results), train=TINY_TRAIN, d_k=8, n_seeds=2, peak_d_k=8,  # one model: compiled once
         matmul_sizes=[64, 128], min_time_s=0.01, claim_quick=True, claim_quick_warm=False,
+        claim_quick_overrides=["d_k=8"],  # one job of the sweep, not five
         vmap_repeats=2, lane_counts=[1, 16, 32], heavy=["attention=additive", "d_k=16", "train.eval_every=5"]))
     bench.validate(cfg)
     return bench.run(cfg), results
@@ -70,6 +74,18 @@ def test_best_time_keeps_the_fastest_call():
         time.sleep(next(pauses))
 
     assert 0.01 <= best_time(call, min_time_s=0.0, min_reps=3) < 0.04
+
+
+def test_peak_memory_is_the_commands_own():
+    """A child forked from a large process inherits that process's high-water
+    mark in ru_maxrss; the figure must be the command's own memory."""
+    held = np.ones(100_000_000)  # 800 MB in this process
+    held[::512] = 2.0  # touched, so resident
+    small = sweep_wall([sys.executable, "-c", "pass"], dict(os.environ))
+    grows = sweep_wall([sys.executable, "-c", "import numpy as np; print(np.ones(40_000_000).sum())"],
+                       dict(os.environ))
+    assert small["peak_rss_gb"] < 0.2 and held.sum() > 0
+    assert 0.32 < grows["peak_rss_gb"] < 0.2 + 0.32  # its 320 MB array, not this process's 800
 
 
 @pytest.mark.parametrize("key, value, message", [

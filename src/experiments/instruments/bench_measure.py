@@ -168,16 +168,22 @@ def sweep_wall(command: list[str], env: dict) -> dict:
     """Wall time and peak resident memory of a command (a whole sweep).
 
     The peak comes from the kernel (wait4's ru_maxrss): the high-water mark
-    of the largest process of the command, its reaped children included.
+    of the largest process of the command, its reaped children included. It
+    is read by a small launcher (instruments.peak_rss), because a process
+    forked from this one would carry this one's memory into its figure.
     """
-    with tempfile.TemporaryFile() as err:
-        start = time.perf_counter()
-        proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - start
-        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
-        if proc.returncode != 0:
-            err.seek(0)
-            tail = err.read().decode(errors="replace").strip()[-500:]
-            raise RuntimeError(f"{' '.join(command[:4])} ... failed: {tail}")
-    return {"wall_s": wall, "peak_rss_gb": usage.ru_maxrss * 1024 / 1e9}  # ru_maxrss: KiB
+    with tempfile.TemporaryDirectory() as scratch:
+        figure = os.path.join(scratch, "peak.json")
+        launcher = [sys.executable, "-m", "experiments.instruments.peak_rss", figure]
+        with open(os.path.join(scratch, "stderr"), "w+") as err:
+            start = time.perf_counter()
+            code = subprocess.call([*launcher, *command], env=env, stdout=subprocess.DEVNULL,
+                                   stderr=err)
+            wall = time.perf_counter() - start
+            if code != 0:
+                err.seek(0)
+                tail = err.read().strip()[-500:]
+                raise RuntimeError(f"{' '.join(command[:4])} ... failed: {tail}")
+        with open(figure) as f:
+            maxrss_kib = json.load(f)["maxrss_kib"]
+    return {"wall_s": wall, "peak_rss_gb": maxrss_kib * 1024 / 1e9}
