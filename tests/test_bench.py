@@ -93,6 +93,8 @@ def test_peak_memory_is_the_commands_own():
     ("matmul_sizes", [], "matmul_sizes: must be a non-empty list"),
     ("min_time_s", 0.0, "min_time_s: must be > 0"),
     ("train", ["attention=nope"], "train: attention: unknown option 'nope'"),
+    ("claim_quick_overrides", ["d_k"], "claim_quick_overrides: each must be key=value"),
+    ("claim_quick_overrides", ["attention=scaled,nope"], "claim_quick_overrides: attention: unknown"),
 ])
 def test_validate(key, value, message):
     cfg = OmegaConf.structured(bench.BenchConfig())

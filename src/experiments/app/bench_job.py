@@ -70,6 +70,15 @@ def validate(cfg: DictConfig) -> None:
     if cfg.min_time_s <= 0:
         raise ValueError(f"min_time_s: must be > 0, got {cfg.min_time_s!r}")
     _train_cfg(cfg, [])  # the base overrides must compose
+    for override in cfg.claim_quick_overrides:  # each value of a swept key must compose
+        key, sep, values = override.partition("=")
+        if not sep:
+            raise ValueError(f"claim_quick_overrides: each must be key=value[,value...], got {override!r}")
+        try:
+            for value in values.split(","):
+                _train_cfg(cfg, [f"{key}={value}"])
+        except ValueError as exc:
+            raise ValueError(f"claim_quick_overrides: {str(exc).removeprefix('train: ')}") from None
 
 
 def _train_cfg(cfg: DictConfig, extra: list[str]) -> DictConfig:
