@@ -88,6 +88,13 @@ def test_peak_memory_is_the_commands_own():
     assert 0.32 < grows["peak_rss_gb"] < 0.2 + 0.32  # its 320 MB array, not this process's 800
 
 
+def test_claim_quick_overrides_take_hydras_grammar():
+    """A list value's commas are not a sweep (Hydra's parser, as the train pre-flight)."""
+    cfg = OmegaConf.structured(bench.BenchConfig())
+    cfg.claim_quick_overrides = ["optimizer.lr_grid=[1e-3,3e-3]", "d_k=8,16"]
+    bench.validate(cfg)
+
+
 @pytest.mark.parametrize("key, value, message", [
     ("n_seeds", 0, "n_seeds: must be >= 1"),
     ("matmul_sizes", [], "matmul_sizes: must be a non-empty list"),

@@ -17,8 +17,8 @@ from hydra.core.config_store import ConfigStore
 from hydra.core.global_hydra import GlobalHydra
 from omegaconf import DictConfig
 
-from experiments.app import progress, runtime
-from experiments.app.errors import CONF_DIR, explain
+from experiments.app import preflight, progress, runtime
+from experiments.app.errors import CONF_DIR, ConfigError, explain
 from experiments.instruments import bench_measure as measure
 from experiments.store.results import atomic_write_text, package_versions
 
@@ -70,15 +70,15 @@ def validate(cfg: DictConfig) -> None:
     if cfg.min_time_s <= 0:
         raise ValueError(f"min_time_s: must be > 0, got {cfg.min_time_s!r}")
     _train_cfg(cfg, [])  # the base overrides must compose
-    for override in cfg.claim_quick_overrides:  # each value of a swept key must compose
-        key, sep, values = override.partition("=")
-        if not sep:
-            raise ValueError(f"claim_quick_overrides: each must be key=value[,value...], got {override!r}")
-        try:
-            for value in values.split(","):
-                _train_cfg(cfg, [f"{key}={value}"])
-        except ValueError as exc:
-            raise ValueError(f"claim_quick_overrides: {str(exc).removeprefix('train: ')}") from None
+    try:
+        swept = preflight.expand_overrides(list(cfg.claim_quick_overrides))
+    except ConfigError as exc:
+        raise ValueError(f"claim_quick_overrides: each must be key=value[,value...] ({exc})") from None
+    try:  # every value of every swept key composes, as the train pre-flight checks them
+        for job in preflight.coverage(swept) if swept else []:  # none: the base, composed above
+            _train_cfg(cfg, job)
+    except ValueError as exc:
+        raise ValueError(f"claim_quick_overrides: {str(exc).removeprefix('train: ')}") from None
 
 
 def _train_cfg(cfg: DictConfig, extra: list[str]) -> DictConfig:

@@ -78,8 +78,10 @@ def parse_args(argv: list[str]):
     return parser.parse_args(argv)
 
 
-def _expand(overrides: list[str]) -> list[tuple[str, list[str]]]:
-    """(key, [one override string per swept value]) for each override."""
+def expand_overrides(overrides: list[str]) -> list[tuple[str, list[str]]]:
+    """(key, [one override string per swept value]) for each override, parsed
+    by Hydra's own grammar (so a list value's commas are not a sweep).
+    Raises ConfigError on an override the grammar rejects."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
     parser = OverridesParser.create()
@@ -88,7 +90,7 @@ def _expand(overrides: list[str]) -> list[tuple[str, list[str]]]:
         try:
             [o] = parser.parse_overrides(overrides=[line])
         except Exception as exc:  # Hydra's override grammar
-            fail(f"{line}: not a key=value override ({_first_line(str(exc))})")
+            raise ConfigError(f"{line}: not a key=value override ({_first_line(str(exc))})") from None
         key = o.get_key_element()
         if o.is_sweep_override():
             expanded.append((key, [f"{key}={v}" for v in o.sweep_string_iterator()]))
@@ -97,7 +99,14 @@ def _expand(overrides: list[str]) -> list[tuple[str, list[str]]]:
     return expanded
 
 
-def _coverage(choices: list[tuple[str, list[str]]]) -> Iterable[list[str]]:
+def _expand(overrides: list[str]) -> list[tuple[str, list[str]]]:
+    try:
+        return expand_overrides(overrides)
+    except ConfigError as exc:
+        fail(str(exc))
+
+
+def coverage(choices: list[tuple[str, list[str]]]) -> Iterable[list[str]]:
     """Jobs such that every value of every swept key is composed at least once.
 
     The full product of a big sweep can be thousands of jobs; each value is a
@@ -126,7 +135,7 @@ def preflight(config_name: str, argv: list[str], validate: Validator) -> int:
     n_jobs = math.prod(len(vals) for _, vals in cli)
     inner_jobs = 1
     with initialize_config_dir(config_dir=CONF_DIR, version_base="1.3"):
-        base_jobs = list(_coverage(cli)) if cli else [[]]
+        base_jobs = list(coverage(cli)) if cli else [[]]
         for job in base_jobs:
             cfg = _compose_or_fail(compose, config_name, job)
             # sweeps declared inside a config (experiment presets)
@@ -134,7 +143,7 @@ def preflight(config_name: str, argv: list[str], validate: Validator) -> int:
             inner = [_expand([f"{k}={v}"])[0]
                      for k, v in params.items() if not any(k == c for c, _ in cli)]
             inner_jobs = max(inner_jobs, math.prod(len(vals) for _, vals in inner))
-            for extra in (_coverage(inner) if inner else [[]]):
+            for extra in (coverage(inner) if inner else [[]]):
                 job_cfg = _compose_or_fail(compose, config_name, job + extra) if extra else cfg
                 _validate_or_fail(validate, job_cfg, multirun=args.multirun)
     GlobalHydra.instance().clear()
