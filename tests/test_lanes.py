@@ -25,8 +25,10 @@ from experiments.app import config  # noqa: F401 - registers the schemas
 from experiments.app.errors import CONF_DIR
 from experiments.store import results
 
+# programs compiled here land in the suite's own cache (tests/conftest.py) and are
+# loaded from it wherever the same program comes back (the relaunch after a kill)
 BASE = ["d_k=16", "train.steps=60", "train.eval_every=10", "train.n_val=64", "train.n_test=128",
-        "train.batch_size=16", "logger=none", "progress=false", "runtime.compile_cache=false"]
+        "train.batch_size=16", "logger=none", "progress=false"]
 GRID = "optimizer.lr_grid=[3e-4,3e-3]"
 
 
@@ -141,7 +143,8 @@ def _summaries(out: Path) -> dict[str, dict]:
 @pytest.mark.parametrize("when", ["between_writes", "while_training"])
 def test_killed_grid_resumes_only_missing_lanes(tmp_path, when):
     out = tmp_path / "res"
-    env = {**os.environ, "WANDB_SILENT": "true"}
+    # a cheaper compile: what is tested is which lanes are recorded, not their numbers
+    env = {**os.environ, "WANDB_SILENT": "true", "XLA_FLAGS": "--xla_backend_optimization_level=0"}
     command = _grid_command(out, 60 if when == "between_writes" else 600)
     if when == "between_writes":
         proc = subprocess.run([sys.executable, "-c", KILL_AFTER_FIRST_SUMMARY, *command],

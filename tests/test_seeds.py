@@ -81,6 +81,28 @@ def test_group_numbers_equal_seeds_alone(group_and_alone):
     assert len(set(losses)) == 4, (accs, losses)
 
 
+def test_a_job_that_differs_only_in_seed_reuses_the_programs(group_and_alone, tmp_path):
+    """The single-seed jobs share one program: the first compiles it (the
+    4-lane group before it has other shapes), the next three reuse it, and a
+    reused program gives exactly the numbers of a fresh compile."""
+    from experiments.training import group as grouplib
+
+    compiles = [s["compile_time_s"] for s in group_and_alone["singles"]]
+    assert group_and_alone["group"][0]["compile_time_s"] > 0
+    assert compiles[0] > 0 and compiles[1:] == [0.0, 0.0, 0.0], compiles
+    grouplib.release_compiled()
+    (fresh,) = train.run(compose_train("seed=6", f"results_dir={tmp_path}"))
+    assert fresh["compile_time_s"] > 0
+    reused = group_and_alone["singles"][3]
+    assert fresh["run_id"] == reused["run_id"] and fresh["test_accuracy"] == reused["test_accuracy"]
+    pd.testing.assert_frame_equal(_history(tmp_path, fresh["run_id"]),
+                                  _history(group_and_alone["alone"], reused["run_id"]))
+    # another shape drops the held programs before compiling its own
+    (other,) = train.run(compose_train("seed=6", "d_k=8", f"results_dir={tmp_path}"))
+    assert other["compile_time_s"] > 0
+    assert grouplib._last_executables is not None and grouplib._last_executables[0][0][0].d_k == 8
+
+
 def test_relaunch_trains_only_missing_seeds(group_and_alone, tmp_path, capsys):
     results_dir = group_and_alone["alone"]
     done = {p.name: (p / "summary.json").stat().st_mtime_ns for p in (results_dir / "runs").iterdir()}

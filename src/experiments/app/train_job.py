@@ -130,11 +130,12 @@ def _train(cfg: DictConfig, todo: list[Member], multirun: bool) -> list[dict]:
                 mirrors[i] = stack.enter_context(_open_mirror(m))
             try:
                 outcomes = train_lanes(cfg, lanes, on_eval=on_eval, on_steps=bar.advance)
-            finally:
-                if multirun:
-                    # the next job is another configuration, whether this one ended or
-                    # failed: its executables (and what XLA keeps for them) go now
-                    grouplib.release_compiled()
+            except BaseException:
+                # a failed job's executables (and what XLA keeps for them) go now; a
+                # finished one's stay for the next job, which reuses them when it
+                # differs only in seed or rate and drops them before compiling if not
+                grouplib.release_compiled()
+                raise
         except BaseException as exc:
             with interrupt.deferred():  # a second Ctrl-C still stops at once
                 for i, m in enumerate(todo):
