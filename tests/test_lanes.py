@@ -25,10 +25,8 @@ from experiments.app import config  # noqa: F401 - registers the schemas
 from experiments.app.errors import CONF_DIR
 from experiments.store import results
 
-# programs compiled here land in the suite's own cache (tests/conftest.py) and are
-# loaded from it wherever the same program comes back (the relaunch after a kill)
 BASE = ["d_k=16", "train.steps=60", "train.eval_every=10", "train.n_val=64", "train.n_test=128",
-        "train.batch_size=16", "logger=none", "progress=false"]
+        "train.batch_size=16", "logger=none", "progress=false", "runtime.compile_cache=false"]
 GRID = "optimizer.lr_grid=[3e-4,3e-3]"
 
 
@@ -132,8 +130,11 @@ main()
 """
 
 
-def _grid_command(out: Path, steps: int) -> list[str]:
-    return [*BASE, "train.n_seeds=2", GRID, f"train.steps={steps}", f"results_dir={out}"]
+def _grid_command(out: Path, steps: int, cache: Path) -> list[str]:
+    # the launches share a compilation cache: the relaunch loads what the killed one compiled
+    cached = [o for o in BASE if not o.startswith("runtime.compile_cache")]
+    return [*cached, f"runtime.compile_cache_dir={cache}", "train.n_seeds=2", GRID,
+            f"train.steps={steps}", f"results_dir={out}"]
 
 
 def _summaries(out: Path) -> dict[str, dict]:
@@ -145,7 +146,7 @@ def test_killed_grid_resumes_only_missing_lanes(tmp_path, when):
     out = tmp_path / "res"
     # a cheaper compile: what is tested is which lanes are recorded, not their numbers
     env = {**os.environ, "WANDB_SILENT": "true", "XLA_FLAGS": "--xla_backend_optimization_level=0"}
-    command = _grid_command(out, 60 if when == "between_writes" else 600)
+    command = _grid_command(out, 60 if when == "between_writes" else 600, tmp_path / "jax_cache")
     if when == "between_writes":
         proc = subprocess.run([sys.executable, "-c", KILL_AFTER_FIRST_SUMMARY, *command],
                               cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)

@@ -256,3 +256,24 @@ def test_the_d_k_sections_read_only_the_best_lr_runs(tmp_path):
     best = set(lr_select.at_best(summary)["run_id"])
     assert set(res.history["run_id"]) == best and len(best) == 3 * 3 * 3  # variants x d_k x seeds
     assert len(res.history_all) == len(history)
+
+
+def test_sensitivity_is_taken_over_the_common_grid():
+    """A rate added where a variant fails would raise its sensitivity, a rate left out lower it:
+    a widened cell counts only the common rates, a narrowed one gets none."""
+    common = {1e-3: [(0.5, 0.5, "completed")] * 3, 3e-3: [(0.9, 0.9, "completed")] * 3,
+              1e-2: [(0.7, 0.7, "completed")] * 3}
+    def cell(values, d_k):
+        frame = _one_cell(values)
+        return frame.assign(d_k=d_k, run_id=frame["run_id"] + f"-dk{d_k}")
+
+    frames = [cell(common, 8), cell(common, 16)]
+    frames.append(cell({**common, 3e-2: [(0.0, 0.0, "completed")] * 3}, 32))  # widened
+    frames.append(cell({3e-3: common[3e-3], 1e-2: common[1e-2]}, 64))  # narrowed
+    sc = lr_select.scored(pd.concat(frames, ignore_index=True))
+    assert lr_select.common_grid(sc) == (1e-3, 3e-3, 1e-2)
+    sens = lr_select.seed_sensitivity(sc).groupby("d_k")["sensitivity"].mean()
+    assert np.allclose(sens[[8, 16, 32]], (0.4 + 0.0 + 0.2) / 3)  # the 4th rate of d_k=32 left out
+    assert np.isnan(sens[64])
+    table = lr_views.sensitivity_table(pd.concat(frames, ignore_index=True))
+    assert table.loc[table["d_k"] == 64].iloc[0, -1] == "narrowed grid: 2 of the 3 common rates"

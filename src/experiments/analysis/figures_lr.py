@@ -101,10 +101,10 @@ def lr_sensitivity(res):
     conds = _grid_conditions(res)
     fig, axes = style.new_figure(1, len(conds), width=4.4, height=3.2)
     for ax, (cond, sc) in zip(axes[0], conds):
-        sens = lr_select.seed_sensitivity(sc)
+        sens = lr_select.seed_sensitivity(sc).dropna(subset=["sensitivity"])  # narrowed grids: none
         order = {v: i for i, v in enumerate(load.variant_order(sens["attention"].unique()))}
         style.mean_band(ax, sens.sort_values("attention", key=lambda a: a.map(order), kind="stable"),
                         "sensitivity")
-        _dk_panel(ax, cond, sc, "mean over the grid of best − achieved\nval. AUC (diverged at chance)")
+        _dk_panel(ax, cond, sc, "mean over the common grid of best − achieved\nval. AUC (diverged at chance)")
     fig.suptitle("LR sensitivity (Wortsman et al. 2023)")
     return [("lr_sensitivity", fig)]

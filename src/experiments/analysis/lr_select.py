@@ -164,16 +164,39 @@ def seed_best_lr(sc: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=CELL + ["seed", "best_lr"])
 
 
+def cell_grids(sc: pd.DataFrame) -> pd.Series:
+    """Per cell: the sorted tuple of rates it was trained at."""
+    return sc.groupby(CELL)["lr"].agg(lambda x: tuple(sorted(set(x.dropna().astype(float)))))
+
+
+def common_grid(sc: pd.DataFrame) -> tuple[float, ...]:
+    """The grid most cells of `sc` were trained at (a tie goes to the wider one): what a
+    sensitivity is measured over, so that cells are compared over the same rates."""
+    counts = cell_grids(sc).value_counts()
+    return max(counts.index, key=lambda g: (counts[g], len(g))) if len(counts) else ()
+
+
 def seed_sensitivity(sc: pd.DataFrame) -> pd.DataFrame:
     """LR sensitivity after Wortsman et al. 2023, per (cell, seed): the mean over the grid of
-    (best − achieved) val_auc, a diverged run at chance. 0 = every rate as good as the best."""
+    (best − achieved) val_auc, a diverged run at chance. 0 = every rate as good as the best.
+
+    The mean grows with every rate added where a variant fails, and shrinks with every
+    such rate left out, so it is taken over the common grid of `sc` (one condition):
+    a cell widened beyond it counts only the common rates, and a cell trained on a
+    grid narrowed below it gets none (NaN, with `grid_note` saying why)."""
+    grid = common_grid(sc)
+    grids = cell_grids(sc)
     rows = []
     for key, g in sc.groupby(CELL + ["seed"], sort=True):
-        v = g["val_auc"].to_numpy(dtype=float)
+        cell_grid = grids[key[:-1]]
+        missing = [r for r in grid if r not in cell_grid]
+        note = f"narrowed grid: {len(grid) - len(missing)} of the {len(grid)} common rates" if missing else ""
+        v = g.loc[g["lr"].isin(grid), "val_auc"].to_numpy(dtype=float)
         ok = np.isfinite(v)
-        rows.append(dict(zip(CELL + ["seed"], key), n_lrs=int(ok.sum()),
-                         sensitivity=float(np.mean(v[ok].max() - v[ok])) if ok.sum() > 1 else math.nan))
-    return pd.DataFrame(rows, columns=CELL + ["seed", "n_lrs", "sensitivity"])
+        value = float(np.mean(v[ok].max() - v[ok])) if ok.sum() > 1 and not missing else math.nan
+        rows.append(dict(zip(CELL + ["seed"], key), n_lrs=int(ok.sum()), sensitivity=value,
+                         grid_note=note))
+    return pd.DataFrame(rows, columns=CELL + ["seed", "n_lrs", "sensitivity", "grid_note"])
 
 
 def drift_band(grid, d_ks) -> float:

@@ -58,7 +58,8 @@ def sensitivity_table(summary: pd.DataFrame, history=None) -> pd.DataFrame:
     cols = {}
     for cond, sc in _conditions(summary, history):
         sens = lr_select.seed_sensitivity(sc)
-        cols[label(cond)] = {(a, int(d)): fmt_ci(mean_ci(g["sensitivity"].to_numpy()), 3)
+        cols[label(cond)] = {(a, int(d)): g["grid_note"].iloc[0] if g["grid_note"].iloc[0]
+                             else fmt_ci(mean_ci(g["sensitivity"].to_numpy()), 3)
                              for (a, d), g in sens.groupby(["attention", "d_k"])}
     return _wide(summary, cols)
 

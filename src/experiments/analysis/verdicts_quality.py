@@ -185,8 +185,10 @@ def quality(res: load.Results) -> Section:
         tables += [("Optimal lr (chosen on validation AUC) per variant × d_k × task",
                     lr_views.optimal_lr_table(s, res.history)),
                    ("Drift of the per-seed optimal lr with d_k", lr_views.drift_table(s, res.history)),
-                   ("LR sensitivity (Wortsman et al. 2023): mean over the grid of best − achieved val AUC, "
-                    "diverged runs at chance", lr_views.sensitivity_table(s, res.history))]
+                   ("LR sensitivity (Wortsman et al. 2023): mean of best − achieved val AUC over the "
+                    "condition's common grid (the rates most cells ran; a widened cell counts only those, "
+                    "a narrowed one gets none), diverged runs at chance",
+                    lr_views.sensitivity_table(s, res.history))]
     else:
         notes.append(f"lr views: {lr_select.NO_GRID}")
     conds = "; ".join(describe_runs(s, c) for c in load.conditions(s))
