@@ -109,7 +109,9 @@ def _executables(key: tuple, lower: Callable[[], dict]) -> tuple[dict, float, fl
     global _last_executables
     if _last_executables is not None and _last_executables[0] == key:
         return _last_executables[1], 0.0, 0.0
-    release_compiled()  # before compiling: the old programs and the new are never both alive
+    # before compiling: the old programs and the new are never both alive (the jitted
+    # functions in _compiled hold no executables: every program here is compiled ahead of time)
+    _last_executables = None
     start = time.perf_counter()
     lowered = lower()
     xla_start = time.perf_counter()
