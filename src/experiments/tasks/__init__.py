@@ -9,11 +9,13 @@ See common.py for the batch contract and the key streams. The lowest layer of
 experiments: it may import only `attention` (and needs nothing of it).
 """
 
-from . import assoc_recall, mqar, vector_retrieval
+from . import assoc_recall, mqar, threefry, vector_retrieval
 from .assoc_recall import AssocRecallConfig
 from .common import Batch, TaskSpec, fixed_set, stream_key, train_batch
 from .mqar import MQARConfig
 from .vector_retrieval import VectorRetrievalConfig
+
+threefry.use_straight_line_on_cpu()  # batches are drawn inside every step: no loop there
 
 TASKS: dict[str, TaskSpec] = {m.SPEC.name: m.SPEC for m in (assoc_recall, mqar, vector_retrieval)}
 

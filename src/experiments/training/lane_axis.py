@@ -75,23 +75,39 @@ def default_block(backend: str) -> int | None:
 
 
 def lane_program(one_lane: Callable, n_devices: int, n_lane_args: int = 1,
-                 block: int | None = None) -> Callable:
+                 block: int | None = None, idle: tuple[Callable, Callable] | None = None) -> Callable:
     """`one_lane` over the leading lane axis of its first `n_lane_args`
     arguments (the rest are shared by every lane, e.g. a step count), each
     device running its own slice of lanes, `block` lanes vmapped at a time
-    and the blocks one after another (lax.map)."""
+    and the blocks one after another (lax.map).
+
+    `idle` = (live, rest): live(*lane_args) says whether a lane has work
+    left, and rest(*args) is what one_lane gives a lane that has none. A
+    block none of whose lanes has work returns rest's values without running
+    one_lane: a real branch, since the predicate is the block's, not a lane's
+    (with blocks of one lane, an ended lane costs nothing)."""
     def program(*args):
         lane_args, shared = args[:n_lane_args], args[n_lane_args:]
-        batched = jax.vmap(one_lane, in_axes=(0,) * n_lane_args + (None,) * len(shared))
+        lanes_in = (0,) * n_lane_args + (None,) * len(shared)
+        batched = jax.vmap(one_lane, in_axes=lanes_in)
+
+        def run_block(blk):
+            if idle is None:
+                return batched(*blk, *shared)
+            live, rest = idle
+            return jax.lax.cond(jax.numpy.any(jax.vmap(live)(*blk)),
+                                lambda b: batched(*b, *shared),
+                                lambda b: jax.vmap(rest, in_axes=lanes_in)(*b, *shared), blk)
+
         n_local = jax.tree_util.tree_leaves(lane_args)[0].shape[0]
         b = block_size(n_local, block)
         if b == n_local:
-            return batched(*lane_args, *shared)
+            return run_block(lane_args)
         split = lambda t: jax.tree_util.tree_map(  # noqa: E731
             lambda a: a.reshape((n_local // b, b) + a.shape[1:]), t)
         merge = lambda t: jax.tree_util.tree_map(  # noqa: E731
             lambda a: a.reshape((n_local,) + a.shape[2:]), t)
-        return merge(jax.lax.map(lambda blk: batched(*blk, *shared), split(lane_args)))
+        return merge(jax.lax.map(run_block, split(lane_args)))
 
     if n_devices == 1:
         return program

@@ -210,9 +210,19 @@ def reassociated_rows(spec: ModelSpec):
 
 
 def query_positions(loss_mask, n_queries: int):
-    """(B, n_queries) positions of the loss, in order (padded with non-loss positions)."""
-    order = jnp.argsort(-loss_mask, axis=-1, stable=True)[:, :n_queries]
-    return jnp.sort(order, axis=-1)
+    """(B, n_queries) positions of the loss, in order; a row with fewer pads
+    with its first non-loss positions (the first n_queries of a stable sort
+    of the positions by loss first, then sorted).
+
+    Built from running counts rather than a sort: two sorts of (B, T) per step
+    were 8 % of an MQAR step (T = 64) on a CPU. Integer arithmetic: exact."""
+    t = loss_mask.shape[-1]
+    is_loss = loss_mask > 0  # (B, T)
+    n_pad = n_queries - is_loss.sum(-1, keepdims=True)  # (B, 1)
+    chosen = is_loss | (~is_loss & (jnp.cumsum(~is_loss, axis=-1) <= n_pad))
+    rank = jnp.cumsum(chosen, axis=-1) - 1  # (B, T): place among the chosen
+    slot = chosen[:, None, :] & (rank[:, None, :] == jnp.arange(n_queries)[:, None])  # (B, n_q, T)
+    return (slot * jnp.arange(t)).sum(-1).astype(jnp.int32)
 
 
 def forward(spec: ModelSpec, params, batch, n_queries: int):

@@ -136,15 +136,19 @@ def train_chunk(state, n_steps, *, make_train_batch, spec, tx, n_queries, diverg
     alone, so the norms of the others are never computed (lax.cond on the
     loop index); every step is checked for divergence. A lane whose
     state["active"] is false (it reached the threshold or diverged) comes
-    back unchanged, with zero measurements.
+    back unchanged (`ended_chunk`'s values).
+
+    Nothing here branches on the lane's own values: vmapped over lanes, a
+    branch on a per-lane value turns into both sides and a select, and it
+    would make the loop's count and index per-lane too (a select of every
+    carried array at every step). The ended lanes are put back once, at the
+    end; a block of lanes that have all ended skips the chunk
+    (lane_axis.lane_program's `idle`).
     """
     per_layer = spec.n_layers > 1
 
     def step(current):
         return train_step(current, make_train_batch(current), spec=spec, tx=tx, n_queries=n_queries)
-
-    shapes = jax.eval_shape(lambda: step_measurements(*step(state)[1:], per_layer=per_layer))
-    zeros = jax.tree_util.tree_map(lambda a: jnp.zeros(a.shape, a.dtype), shapes)
 
     def body(i, carry):
         current, measured, first_bad = carry
@@ -154,12 +158,21 @@ def train_chunk(state, n_steps, *, make_train_batch, spec, tx, n_queries, diverg
         bad = is_bad(loss, _norm(grads), divergence_loss)
         return new, measured, jnp.where((first_bad < 0) & bad, i, first_bad)
 
-    def run(current):
-        return jax.lax.fori_loop(0, n_steps, body, (current, zeros, jnp.int32(-1)))
+    ended = ended_chunk(state, n_steps, spec=spec)
+    ran = jax.lax.fori_loop(0, n_steps, body, (state, ended[1], ended[2]))
+    keep = lambda a, b: jnp.where(state["active"], a, b)  # noqa: E731
+    return jax.tree_util.tree_map(keep, ran, ended)
 
-    # A lane that has ended (state["active"] false) skips the work: on a CPU,
-    # where lanes run one at a time, a real branch; vmapped, both sides run.
-    return jax.lax.cond(state["active"], run, lambda current: (current, zeros, jnp.int32(-1)), state)
+
+def ended_chunk(state, n_steps, *, spec: ModelSpec):
+    """What `train_chunk` gives a lane that has ended: its state unchanged,
+    zero measurements, no diverging step."""
+    # a step's measurements are scalars named after the params: shaped without tracing a step
+    per_layer = spec.n_layers > 1
+    shapes = jax.eval_shape(lambda p: step_measurements(
+        jnp.zeros(()), jnp.zeros(()), p, p, per_layer=per_layer), state["params"])
+    zeros = jax.tree_util.tree_map(lambda a: jnp.zeros(a.shape, a.dtype), shapes)
+    return state, zeros, jnp.int32(-1)
 
 
 def evaluate(params, batches, *, spec: ModelSpec, n_queries: int):
@@ -203,9 +216,11 @@ def compile_fns(spec: ModelSpec, tx, make_train_batch, n_queries: int, divergenc
     map over the lane axis (lane_axis.lane_program): L lanes are one
     program, split over n_devices, `block` lanes vmapped at a time.
     """
-    one_chunk = partial(train_chunk, make_train_batch=make_train_batch, spec=spec, tx=tx,
-                        n_queries=n_queries, divergence_loss=divergence_loss)
-    chunk = lane_axis.lane_program(one_chunk, n_devices, n_lane_args=1, block=block)
+    fixed = dict(make_train_batch=make_train_batch, spec=spec, tx=tx, n_queries=n_queries,
+                 divergence_loss=divergence_loss)
+    idle = (lambda state: state["active"], partial(ended_chunk, spec=spec))
+    chunk = lane_axis.lane_program(partial(train_chunk, **fixed), n_devices, n_lane_args=1,
+                                   block=block, idle=idle)
     ev = lane_axis.lane_program(partial(evaluate, spec=spec, n_queries=n_queries), n_devices,
                                 n_lane_args=2, block=block)
     return jax.jit(chunk, donate_argnums=0), jax.jit(ev)
