@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -374,6 +375,36 @@ def test_collect_in_process_names_why_each_folder_is_incomplete(tmp_path):
                           "running": "status 'running'"}
     assert sorted(summary.run_id) == ["diverged", "failed", "ok"] and len(history) == 4
 
+
+
+
+def _study_with_a_rerun(root: Path) -> None:
+    """Tables of the runs old and new, whose folders are gone (a committed study in a
+    fresh checkout), then new re-run since (diverged this time)."""
+    write_run(root, "old")
+    write_run(root, "new")
+    summary, history, _ = collect.collect_runs(root / "res")
+    summary.to_parquet(root / "res" / "summary.parquet")
+    history.to_parquet(root / "res" / "history.parquet")
+    shutil.rmtree(root / "res" / "runs")
+    write_run(root, "new", status="diverged")
+
+
+@pytest.mark.parametrize("keep, expected", [("true", {"old": "completed", "new": "diverged"}),
+                                            ("false", {"new": "diverged"})])
+def test_collect_keeps_tabled_runs_without_folders_when_asked(tmp_path, keep, expected):
+    """keep_tabled=true keeps the tabled runs that have no folder; a run with a folder
+    comes from its folder. Without it the tables are the folders' alone."""
+    _study_with_a_rerun(tmp_path)
+    proc = subprocess.run([sys.executable, "-m", "experiments.collect", "results_dir=res",
+                           f"keep_tabled={keep}"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    summary = pd.read_parquet(tmp_path / "res" / "summary.parquet")
+    history = pd.read_parquet(tmp_path / "res" / "history.parquet")
+    assert dict(zip(summary.run_id, summary.status)) == expected
+    assert sorted(history.run_id) == sorted(rid for rid in expected for _ in (0, 10))
+    assert ("kept 1 run of the existing tables" in proc.stderr) == (keep == "true")
 
 # --- the memory estimate against XLA's memory analysis -------------------------------------
 

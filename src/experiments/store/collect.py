@@ -129,6 +129,30 @@ def collect_runs(results_dir: str | Path) -> tuple[pd.DataFrame, pd.DataFrame, d
     return summary, history, incomplete
 
 
+def with_tabled(summary: pd.DataFrame, history: pd.DataFrame,
+                results_dir: str | Path) -> tuple[pd.DataFrame, pd.DataFrame, int]:
+    """The collected runs plus the runs of results_dir's existing tables that
+    have no run folder there (a committed study keeps its tables, not its
+    folders: collecting new runs beside it must not drop it). A run with a
+    folder is taken from its folder. Returns (summary, history, runs kept)."""
+    root = Path(results_dir)
+    if not (root / "summary.parquet").exists():
+        return summary, history, 0
+    tabled = pd.read_parquet(root / "summary.parquet")
+    folders = {p.name for p in run_folders(root)}
+    kept = tabled[~tabled["run_id"].isin(folders)]
+    if not len(kept):
+        return summary, history, 0
+    kept_history = pd.DataFrame()
+    if (root / "history.parquet").exists():
+        old = pd.read_parquet(root / "history.parquet")
+        kept_history = old[old["run_id"].isin(set(kept["run_id"]))]
+    merged = pd.concat([summary, kept], ignore_index=True) if len(summary) else kept
+    merged_history = pd.concat([history, kept_history], ignore_index=True) if len(history) \
+        else kept_history
+    return merged.reset_index(drop=True), merged_history.reset_index(drop=True), len(kept)
+
+
 def collect(results_dir: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(summary, history) frames of every collectable run under results_dir (no writes)."""
     summary, history, _ = collect_runs(results_dir)

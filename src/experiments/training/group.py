@@ -69,8 +69,15 @@ def _compiled(spec: ModelSpec, opt_key: tuple, train_key: tuple, task_key: tuple
     def make_train_batch(state):
         return train_batch(task, task_cfg, state["seed"], state["step"], batch_size)
 
-    return tx, steplib.compile_fns(spec, tx, make_train_batch, n_queries,
-                                   train_cfg.divergence_loss, n_devices, block)
+    def init_lane(seed, lr):
+        params = init_model(spec, jax.random.fold_in(jax.random.PRNGKey(seed), 1))
+        return params, steplib.with_learning_rate(tx.init(params), lr)
+
+    # one program for every lane's params and optimizer state: run op by op,
+    # each op of a new shape compiled on its own cost ~3 s per configuration
+    init = jax.jit(jax.vmap(init_lane))
+    return init, steplib.compile_fns(spec, tx, make_train_batch, n_queries,
+                                     train_cfg.divergence_loss, n_devices, block)
 
 
 def lane_block(cfg: DictConfig) -> int | None:
@@ -191,16 +198,13 @@ def prepare(cfg: DictConfig, lanes: list[Lane]) -> Group:
     val = place(stack([chunked(v, chunk) for v in vals]))
     static = (spec, _frozen(cfg.optimizer, PER_LANE_OPTIMIZER_KEYS), _frozen(t), _frozen(cfg.task),
               t.batch_size, n_queries, n_devices, lane_block(cfg))
-    tx, (chunk_fn, eval_fn) = _compiled(*static)
+    init, (chunk_fn, eval_fn) = _compiled(*static)
 
-    inits = per_seed(lambda s: init_model(spec, jax.random.fold_in(jax.random.PRNGKey(s), 1)), seeds)
-    params = stack(inits)
-    opt_state = jax.vmap(tx.init)(params)
-    rates = jnp.asarray([lane.lr for lane in lanes], jnp.float32)
-    state = place({"params": params,
-                   "opt_state": jax.vmap(steplib.with_learning_rate)(opt_state, rates),
-                   "step": jnp.zeros(len(lanes), jnp.int32), "seed": jnp.asarray(seeds, jnp.int32),
-                   "active": jnp.ones(len(lanes), bool)})
+    params, opt_state = init(np.asarray(seeds, np.int32),
+                             np.asarray([lane.lr for lane in lanes], np.float32))
+    state = place({"params": params, "opt_state": opt_state,
+                   "step": np.zeros(len(lanes), np.int32), "seed": np.asarray(seeds, np.int32),
+                   "active": np.ones(len(lanes), bool)})
 
     place_shared = lane_axis.shared_placer(n_devices)
     n_steps = place_shared(np.int32(1))
@@ -210,7 +214,7 @@ def prepare(cfg: DictConfig, lanes: list[Lane]) -> Group:
     return Group(lanes=list(lanes), state=state, val=val, chunk=compiled["chunk"],
                  chunk_steps=min(t.eval_every, t.steps), evaluate=compiled["eval"], place=place,
                  place_shared=place_shared, compile_time_s=compile_s, xla_compile_time_s=xla_compile_s,
-                 n_params=count_params(inits[0]))
+                 n_params=count_params(params) // len(lanes))
 
 
 def test_accuracy(group: Group, params, cfg: DictConfig) -> list[float]:
