@@ -27,7 +27,8 @@ def report(tmp_path_factory):
         results_dir=str(results), train=TINY_TRAIN, d_k=8, n_seeds=2, peak_d_k=8,  # one model: compiled once
         matmul_sizes=[64, 128], min_time_s=0.01, claim_quick=True, claim_quick_warm=False,
         claim_quick_overrides=["d_k=8"],  # one job of the sweep, not five
-        vmap_repeats=2, lane_counts=[1, 16, 32], heavy=["attention=additive", "d_k=16", "train.eval_every=5"]))
+        vmap_repeats=2, lane_counts=[1, 16, 32], lane_rounds=2,
+        heavy=["attention=additive", "d_k=16", "train.eval_every=5"]))
     bench.validate(cfg)
     return bench.run(cfg), results
 
@@ -50,6 +51,10 @@ def test_figures_are_consistent(report):
     assert sorted(light, key=int) == sorted(heavy, key=int) == ["1", "16", "32"]
     assert f["lane_speedup_16"] == pytest.approx(light["16"] / light["1"])
     assert f["lane_speedup_32"] == pytest.approx(light["32"] / light["1"])
+    rounds = f["lane_throughput_rounds"]["scaled_dk8"]  # the count's median over its rounds
+    assert all(len(v) == 2 and light[k] == pytest.approx(np.median(v)) for k, v in rounds.items())
+    low, high = f["lane_speedup_16_range"]
+    assert low == pytest.approx(min(a / b for a, b in zip(rounds["16"], rounds["1"]))) and low <= high
     assert f["single_lane_step_s"] == pytest.approx(1 / light["1"])
     assert f["heavy_lane_ratio_min"] == pytest.approx(min(v / heavy["1"] for v in heavy.values()))
     assert f["compile_cached_over_cold"] == pytest.approx(f["compile_cached_s"] / f["compile_cold_s"])
@@ -99,6 +104,7 @@ def test_claim_quick_overrides_take_hydras_grammar():
     ("n_seeds", 0, "n_seeds: must be >= 1"),
     ("matmul_sizes", [], "matmul_sizes: must be a non-empty list"),
     ("min_time_s", 0.0, "min_time_s: must be > 0"),
+    ("lane_rounds", 0, "lane_rounds: must be >= 1"),
     ("train", ["attention=nope"], "train: attention: unknown option 'nope'"),
     ("claim_quick_overrides", ["d_k"], "claim_quick_overrides: each must be key=value"),
     ("claim_quick_overrides", ["attention=scaled,nope"], "claim_quick_overrides: attention: unknown"),

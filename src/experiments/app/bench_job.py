@@ -47,6 +47,7 @@ class BenchConfig:
     matmul_sizes: list[int] = field(default_factory=lambda: [1024, 2048])
     min_time_s: float = 1.0  # least time spent on each timing (best call kept)
     lane_counts: list[int] = field(default_factory=lambda: [1, 4, 16, 32])
+    lane_rounds: int = 3  # every lane count timed in turn, this many times (medians kept)
     heavy: list[str] = field(default_factory=lambda: ["attention=additive", "d_k=1024",
                                                       "train.eval_every=5"])
     claim_quick: bool = True  # run the quick sweep (figures 4 and 6)
@@ -58,7 +59,7 @@ ConfigStore.instance().store(name="bench_schema", node=BenchConfig)
 
 
 def validate(cfg: DictConfig) -> None:
-    for key in ("d_k", "n_seeds", "peak_d_k", "vmap_repeats"):
+    for key in ("d_k", "n_seeds", "peak_d_k", "vmap_repeats", "lane_rounds"):
         if cfg[key] < 1:
             raise ValueError(f"{key}: must be >= 1, got {cfg[key]!r}")
     if not cfg.matmul_sizes or min(cfg.matmul_sizes) < 1:
@@ -145,20 +146,25 @@ def measure_all(cfg: DictConfig, scratch: Path, log=progress.say) -> dict:
 
 
 def lane_figures(cfg: DictConfig) -> dict:
-    """lane_throughput (run-steps/s per lane count) on the light step (the bench's
-    d_k) and the heavy one (additive at d_k=1024), and the speedups over one lane."""
+    """lane_throughput (run-steps/s per lane count, the median over rounds) on the
+    light step (the bench's d_k) and the heavy one (additive at d_k=1024), the
+    speedups over one lane, and each speedup's range over the rounds."""
     counts = sorted(set(cfg.lane_counts))
-    out, tables = {}, {}
+    out, tables, rounds = {}, {}, {}
     for kind, extra in (("light", [f"d_k={cfg.d_k}"]), ("heavy", list(cfg.heavy))):
         train_cfg = _train_cfg(cfg, extra)
         name = f"{train_cfg.attention.name}_dk{train_cfg.d_k}"
-        tables[kind] = out.setdefault("lane_throughput", {})[name] = \
-            measure.lane_throughput(train_cfg, counts, cfg.min_time_s)
+        measured = measure.lane_throughput(train_cfg, counts, cfg.min_time_s, cfg.lane_rounds)
+        tables[kind] = out.setdefault("lane_throughput", {})[name] = measured["median"]
+        rounds[kind] = out.setdefault("lane_throughput_rounds", {})[name] = measured["rounds"]
     light, heavy = tables["light"], tables["heavy"]
     out["single_lane_step_s"] = 1.0 / light["1"]
     out["heavy_lane_ratio_min"] = min(v / heavy["1"] for v in heavy.values())
     for n in (16, 32):
         out[f"lane_speedup_{n}"] = light[str(n)] / light["1"] if str(n) in light else None
+        if str(n) in light:  # the same ratio round by round: how far one round can move it
+            ratios = [a / b for a, b in zip(rounds["light"][str(n)], rounds["light"]["1"])]
+            out[f"lane_speedup_{n}_range"] = [min(ratios), max(ratios)]
     return out
 
 

@@ -115,29 +115,34 @@ def seed_group_times(cfg: DictConfig, n_seeds: int, repeats: int = 5) -> dict:
             "vmap_seed_speedup_repeats": repeats}
 
 
-def _run_steps_per_s(cfg: DictConfig, lanes: list, min_time_s: float) -> float:
-    """Lanes x train steps per second of one group's compiled chunk."""
-    group = grouplib.prepare(cfg, lanes)
-    length = group.chunk_steps
-    n_steps, box = group.place_shared(np.int32(length)), {"state": group.state}
-
-    def call():
-        box["state"], measured, _ = group.chunk(box["state"], n_steps)
-        return measured
-
-    return len(lanes) * length / best_time(call, min_time_s)
-
-
-def lane_throughput(cfg: DictConfig, lane_counts: list[int], min_time_s: float) -> dict:
+def lane_throughput(cfg: DictConfig, lane_counts: list[int], min_time_s: float,
+                    rounds: int = 3) -> dict:
     """Run-steps per second (lanes x train steps per second of the group's
     compiled chunk, evaluations left out) for each lane count: lanes are
-    seeds x rates of one program, so the count alone sets the work."""
-    out = {}
+    seeds x rates of one program, so the count alone sets the work.
+
+    Every count's program is compiled first, then the counts are timed in
+    turn, `rounds` times over: a burst of load on a shared machine hits one
+    round of every count alike rather than one count's whole timing. Returns
+    {"median": {count: run-steps/s}, "rounds": {count: [run-steps/s per round]}}."""
+    calls = {}
     for n in lane_counts:
-        lanes = [grouplib.Lane(cfg.seed + i, float(cfg.optimizer.lr)) for i in range(n)]
-        out[str(n)] = _run_steps_per_s(cfg, lanes, min_time_s)
-        grouplib.release_compiled()  # one program at a time in memory
-    return out
+        group = grouplib.prepare(cfg, [grouplib.Lane(cfg.seed + i, float(cfg.optimizer.lr))
+                                       for i in range(n)])
+        n_steps = group.place_shared(np.int32(group.chunk_steps))
+        box = {"state": group.state}
+
+        def call(group=group, n_steps=n_steps, box=box):
+            box["state"], measured, _ = group.chunk(box["state"], n_steps)
+            return measured
+
+        calls[str(n)] = (call, n * group.chunk_steps)
+    per_round = {k: [] for k in calls}
+    for _ in range(rounds):
+        for k, (call, run_steps) in calls.items():
+            per_round[k].append(run_steps / best_time(call, min_time_s))
+    grouplib.release_compiled()
+    return {"median": {k: float(np.median(v)) for k, v in per_round.items()}, "rounds": per_round}
 
 
 def matmul_peak_flops(sizes: list[int], min_time_s: float) -> dict:
