@@ -20,7 +20,7 @@ run: $(STAMP)
 	$(BIN)/python scripts/main_job.py results_dir=$(RESULTS)
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2 tests
+	$(BIN)/python -m pytest -n 2 --durations=25 tests
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -73,8 +73,8 @@ def _compiled(spec: ModelSpec, opt_key: tuple, train_key: tuple, task_key: tuple
         params = init_model(spec, jax.random.fold_in(jax.random.PRNGKey(seed), 1))
         return params, steplib.with_learning_rate(tx.init(params), lr)
 
-    # one program for every lane's params and optimizer state: run op by op,
-    # each op of a new shape compiled on its own cost ~3 s per configuration
+    # every lane's params and optimizer state from one program (the same bits
+    # as op by op, where each op of a new shape compiles on its own)
     init = jax.jit(jax.vmap(init_lane))
     return init, steplib.compile_fns(spec, tx, make_train_batch, n_queries,
                                      train_cfg.divergence_loss, n_devices, block)

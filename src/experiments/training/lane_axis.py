@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Callable
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
@@ -95,7 +96,7 @@ def lane_program(one_lane: Callable, n_devices: int, n_lane_args: int = 1,
             if idle is None:
                 return batched(*blk, *shared)
             live, rest = idle
-            return jax.lax.cond(jax.numpy.any(jax.vmap(live)(*blk)),
+            return jax.lax.cond(jnp.any(jax.vmap(live)(*blk)),
                                 lambda b: batched(*b, *shared),
                                 lambda b: jax.vmap(rest, in_axes=lanes_in)(*b, *shared), blk)
 
