@@ -1,4 +1,4 @@
-"""Interrupted sweeps: a real sweep is stopped by SIGINT, SIGTERM or SIGKILL once
+"""Interrupted sweeps: a real sweep is stopped by SIGINT or SIGKILL (SIGTERM in-process) once
 a run has finished; the folder left behind is consistent, and re-running the
 same command finishes only what is missing (the W&B offline mirror included)."""
 
@@ -102,8 +102,9 @@ def _check_wandb_closed(results: Path) -> None:
         assert got["exit_code"] == (0 if s["status"] == "completed" else 1), rid
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL],
-                         ids=lambda s: s.name)
+# SIGTERM takes SIGINT's path through the guard (test_guard_turns_sigterm_into_exit_143
+# checks it in-process); a third launched sweep would add a minute to the suite.
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=lambda s: s.name)
 def test_stopped_sweep_resumes(tmp_path, env, sig):
     results, code, err = _launch_and_stop(tmp_path, env, sig)
     before = _finished(results)
