@@ -15,6 +15,7 @@ from fixtures_results import assert_self_contained, write_synthetic_results
 from experiments import dashboard, plot, report
 from experiments.analysis import load, rules, style, verdicts_quality, verdicts_train
 from experiments.analysis.figures_train import cost as cost_figure
+from experiments.app import analysis_cli
 
 FIGURES = {"logit_variance", "entropy", "saturation", "gradients", "quality", "cost", "logit_growth",
            "learning_curves_assoc-recall_adam", "learning_curves_mqar_sgd",
@@ -74,6 +75,22 @@ def test_missing_results_dir_is_one_line_and_exit_2(tmp_path, capsys):
     assert "\n" not in err and str(missing) in err and "results_dir" in err
     assert report.main(["resutls_dir=x"]) == 2  # a typo in a key fails, naming it
     assert "resutls_dir" in capsys.readouterr().err
+
+
+def test_a_results_folder_names_its_own_primary_condition(tmp_path, capsys):
+    """<results_dir>/analysis.yaml sets the primary condition; the command line wins over it;
+    a key it may not set is one line and exit 2."""
+    folder = str(tmp_path)
+    assert analysis_cli.compose_config([f"results_dir={folder}"]).primary_task is None
+    (tmp_path / "analysis.yaml").write_text("primary_task: mqar\n")
+    assert analysis_cli.compose_config([f"results_dir={folder}"]).primary_task == "mqar"
+    got = analysis_cli.compose_config([f"results_dir={folder}", "primary_task=assoc_recall"])
+    assert got.primary_task == "assoc_recall"
+    (tmp_path / "analysis.yaml").write_text("results_dir: elsewhere\n")
+    assert report.main([f"results_dir={folder}"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "analysis.yaml" in err and "primary_task" in err
+    assert not (tmp_path / "REPORT.md").exists()
 
 
 def test_entry_point_from_the_command_line_has_no_traceback(tmp_path):

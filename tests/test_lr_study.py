@@ -4,6 +4,7 @@ the design at 8 seeds (printed: run with -s to read it)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -13,6 +14,7 @@ import pytest
 from experiments.analysis import figures_lr, load, lr_select, lr_views, quality_rules, rules, style
 from experiments.analysis import verdicts_quality as vq
 from experiments.analysis.rules import FAILS, HOLDS, UNSURE
+from experiments.tasks import TASKS, MQARConfig
 
 GRID = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2)
 D_KS = (8, 16, 32, 64, 128, 256)
@@ -83,6 +85,18 @@ def test_diverged_runs_count_at_chance_from_the_task_config():
     assert lr_select.best_lrs(sc)["best_lr"].tolist() == [1e-3]
     sens = lr_select.seed_sensitivity(sc)["sensitivity"]
     assert np.allclose(sens, (0.5 - 1 / 32) / 2)  # Wortsman: mean over the grid of best − achieved
+
+
+def test_chance_of_tasks_with_different_fields_in_one_table():
+    # each task leaves the other's fields NaN: each still gets its own chance from its config
+    recall = _one_cell({1e-2: [(0.9, math.nan, "diverged")]}, **{"task.name": "assoc_recall",
+                                                                 "task.vocab_size": 64, "task.n_pairs": 16})
+    mqar_cfg = MQARConfig(vocab_size=128)
+    mqar = _one_cell({1e-2: [(0.9, math.nan, "diverged")]},
+                     **{f"task.{k}": v for k, v in dataclasses.asdict(mqar_cfg).items()})
+    mixed = pd.concat([recall, mqar.assign(task="mqar", run_id="m")], ignore_index=True)
+    got = lr_select.chance(mixed)
+    assert got.tolist() == pytest.approx([1 / 32, 1 / TASKS["mqar"].n_classes(mqar_cfg)])
 
 
 def test_chance_falls_back_to_the_accuracy_at_init():

@@ -68,7 +68,8 @@ def chance(summary: pd.DataFrame, history: pd.DataFrame | None = None) -> pd.Ser
     evaluation of that run's (task, optimizer, variant, d_k) in the history, else NaN."""
     task_cols = [c for c in summary.columns if c.startswith("task.")]
     if task_cols:
-        keys = summary[["task", *task_cols]].astype(str).agg("|".join, axis=1)
+        # map(str), not astype(str): pandas' string dtype keeps NaN (a field another task lacks)
+        keys = summary[["task", *task_cols]].map(str).agg("|".join, axis=1)
         firsts = summary.groupby(keys, sort=False).head(1)
         by_key = {keys[i]: _task_chance(firsts.loc[i]) for i in firsts.index}
         out = keys.map(by_key).astype(float)

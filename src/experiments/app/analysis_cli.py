@@ -18,6 +18,7 @@ from typing import Callable, Optional, Sequence
 
 from hydra import compose, initialize_config_dir
 from hydra.core.config_store import ConfigStore
+from omegaconf import OmegaConf
 
 from experiments.analysis import load
 from experiments.app.errors import CONF_DIR, ConfigError, explain
@@ -41,9 +42,34 @@ def _first_line(e: BaseException) -> str:
     return lines[0] if lines else type(e).__name__
 
 
+# A results folder may name its own primary condition in this file (a study of several
+# tasks, e.g. results/quality), so that every command, and the stale-report test, reads
+# the folder the same way without the key being repeated on each command line.
+FOLDER_CONFIG = "analysis.yaml"
+FOLDER_KEYS = ("primary_optimizer", "primary_task")
+
+
+def folder_overrides(results_dir: str, argv: Sequence[str]) -> list[str]:
+    """Overrides from <results_dir>/analysis.yaml for the keys the command line leaves unset."""
+    path = Path(results_dir) / FOLDER_CONFIG
+    if not path.is_file():
+        return []
+    try:
+        given = OmegaConf.to_container(OmegaConf.load(path)) or {}
+    except Exception as e:
+        raise ConfigError(f"{path}: not readable as YAML ({_first_line(e)})") from None
+    if not isinstance(given, dict) or set(given) - set(FOLDER_KEYS):
+        raise ConfigError(f"{path}: may set only {', '.join(FOLDER_KEYS)}; got {given!r}")
+    on_command_line = {a.split("=", 1)[0].lstrip("+~") for a in argv}
+    return [f"{k}={'null' if v is None else v}" for k, v in given.items() if k not in on_command_line]
+
+
 def compose_config(argv: Sequence[str]) -> AnalysisConfig:
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3", job_name="analysis"):
         cfg = compose(config_name="analysis", overrides=list(argv))
+        extra = folder_overrides(str(cfg.results_dir), argv)
+        if extra:
+            cfg = compose(config_name="analysis", overrides=[*argv, *extra])
     return AnalysisConfig(results_dir=str(cfg.results_dir), primary_optimizer=str(cfg.primary_optimizer),
                           primary_task=None if cfg.primary_task is None else str(cfg.primary_task))
 
@@ -62,6 +88,8 @@ def entry(name: str, task: Callable[[load.Results], None], argv: Sequence[str] |
         return 0
     try:
         cfg = compose_config(argv)
+    except ConfigError as e:  # the folder's own analysis.yaml
+        return _usage_error(str(e))
     except Exception as e:  # Hydra's own errors: bad override, unknown key, wrong type
         return _usage_error(explain(e))
     try:
