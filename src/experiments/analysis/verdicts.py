@@ -72,6 +72,11 @@ def slope_text(values, digits: int = 2) -> str:
     return fmt_ci(mean_ci(values) if count(values) else (math.nan,) * 3, digits)
 
 
+def _config_text(value) -> str:
+    """An integer read back as float (its column has NaN where another task lacks it): 64, not 64.0."""
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+
+
 def describe_runs(summary: pd.DataFrame | None, cond, run_ids=None) -> str:
     """Task, optimizer, steps, seeds and constant config columns of the runs behind a section."""
     if summary is None:
@@ -92,7 +97,8 @@ def describe_runs(summary: pd.DataFrame | None, cond, run_ids=None) -> str:
     # model.width=proportional overrides the configured d_model (training.memory.model_width)
     proportional = "model.width" in s and bool((s["model.width"] == "proportional").all())
     for col in sorted(c for c in s.columns if c.startswith(shaping)):
-        vals = s[col].dropna().astype(str).unique()
+        upcast = bool(summary[col].isna().any())  # another condition lacks it: ints read back as floats
+        vals = sorted({_config_text(v) if upcast else str(v) for v in s[col].dropna()})
         if len(vals) == 1 and len(parts) < 24:
             parts.append(f"`{col}`=" + ("d_k × n_heads" if proportional and col == "model.d_model" else vals[0]))
     return "; ".join(parts)
