@@ -141,6 +141,15 @@ def test_flat_optimum_does_not_drift():
     assert verdict == FAILS  # tight: the optimum stays within half a grid step over the sweep
 
 
+def test_a_seed_that_learned_nothing_has_no_best_lr():
+    # assoc_recall's chance is 1/32: a seed whose best AUC stays under 2/32 learned nothing
+    fields = {"task.name": "assoc_recall", "task.vocab_size": 64, "task.n_pairs": 16}
+    at_chance = _one_cell({1e-3: [(0.031, 0.03, "completed")], 3e-3: [(0.040, 0.03, "completed")]}, **fields)
+    learned = _one_cell({1e-3: [(0.031, 0.03, "completed")], 3e-3: [(0.070, 0.3, "completed")]}, **fields)
+    assert math.isnan(lr_select.seed_best_lr(lr_select.scored(at_chance))["best_lr"].iloc[0])
+    assert lr_select.seed_best_lr(lr_select.scored(learned))["best_lr"].tolist() == [3e-3]
+
+
 # --- the verdict (a)+(b) each way ------------------------------------------------------------
 
 @pytest.mark.parametrize("kw, expected", [
@@ -163,6 +172,15 @@ def test_quality_names_a_task_that_disagrees():
     assert "does not hold on 1 of 2: vector_retrieval/adam" in section.reason
     captions = [c for c, _ in section.tables]
     assert any(c.startswith("Optimal lr") for c in captions) and any(c.startswith("LR sensitivity") for c in captions)
+
+
+def test_without_additive_only_the_fix_is_judged():
+    s = simulate(gap=0.03)
+    section = vq.quality(results_of(s[s["attention"] != "additive"]))
+    assert section.verdict == UNSURE  # (b) holds, (a) not measured
+    assert "(a) crossover, additive − unscaled: not measured" in section.reason
+    assert "Δ AUC scaled − unscaled at d_k=256" in section.reason and "(above 0: yes" in section.reason
+    assert list(section.tables[0][1]["d_k"]) == list(D_KS)
 
 
 def test_best_lr_is_what_the_verdict_compares():

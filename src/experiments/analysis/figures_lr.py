@@ -77,8 +77,9 @@ def optimal_lr(res):
         slopes = lr_views.drift_slopes(sc)
         for v in load.variant_order(sc["attention"].unique()):
             d_ks, _, lrs = lr_views.best_lr_matrix(sc, v)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                centre = np.nanmean(np.log2(lrs), axis=0)
+            logs = np.log2(lrs)  # NaN where a seed has no best lr (a tie, or it learned nothing)
+            seen = np.isfinite(logs).sum(axis=0)
+            centre = np.where(seen > 0, np.nansum(logs, axis=0) / np.maximum(seen, 1), np.nan)
             ok = np.isfinite(centre)
             ax.plot(d_ks[ok], 2 ** centre[ok], marker="o", ms=3, lw=1.0, color=style.colour(v),
                     label=f"{style.label(v)}: slope {fmt_ci(mean_ci(slopes[v]), 2)}")

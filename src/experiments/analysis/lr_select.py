@@ -89,10 +89,10 @@ def scored(summary: pd.DataFrame, history: pd.DataFrame | None = None) -> pd.Dat
     are not kept)."""
     out = summary.reset_index(drop=True).assign(lr=lr_values(summary).to_numpy())  # one row, one label
     broken = out.index.isin(status.diverged(out).index)
-    at_chance = chance(out, history) if broken.any() else None
+    out["chance"] = chance(out, history)
     for col, name in SCORES.items():
         values = out[col].astype(float) if col in out else pd.Series(math.nan, index=out.index)
-        out[name] = values.where(~broken, at_chance) if at_chance is not None else values
+        out[name] = values.where(~broken, out["chance"])
     return out
 
 
@@ -149,14 +149,22 @@ def lr_text(lr: float, edge: str = "") -> str:
 
 # --- per seed --------------------------------------------------------------------------
 
+# A seed whose val AUC stays below this multiple of chance at every rate learned nothing:
+# its "best" rate would be the argmax of noise (vector_retrieval's plateau), so it has none.
+LEARNED_OVER_CHANCE = 2.0
+
+
 def seed_best_lr(sc: pd.DataFrame) -> pd.DataFrame:
-    """Per (cell, seed): the lr with that seed's best val_auc; NaN where the best is tied
-    (every rate at chance, say) or no rate has a value."""
+    """Per (cell, seed): the lr with that seed's best val_auc; NaN where the best is tied, where
+    no rate took it past LEARNED_OVER_CHANCE x chance (when chance is known), or no rate has a value."""
     def pick(g: pd.DataFrame) -> float:
         v = g["val_auc"].to_numpy(dtype=float)
         if not np.isfinite(v).any():
             return math.nan
         top = np.nanmax(v)
+        floor = LEARNED_OVER_CHANCE * g["chance"].max() if "chance" in g else math.nan
+        if top < floor:  # NaN floor (chance unknown): compares False, the seed is kept
+            return math.nan
         hits = np.flatnonzero(np.isclose(v, top, rtol=0, atol=1e-12))
         return float(g["lr"].iloc[hits[0]]) if hits.size == 1 else math.nan
 

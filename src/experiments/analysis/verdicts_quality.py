@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from . import load, lr_select, lr_views, quality_rules, status
+from . import load, lr_select, lr_views, quality_rules, rules, status
 from .rules import FAILS, HOLDS, UNSURE, Part, verdict_of
 from .stats import fmt_ci, mean_ci
 from .survival import kaplan_meier, restricted_diff
@@ -42,9 +42,10 @@ RULE = (
     "is 0, at the measured sd of Δ) is stated. A clause answers no when its interval lies wholly on the "
     "wrong side (for alike: wholly outside ±margin). (b) The fix: scaled − unscaled AUC at the largest "
     "d_k lies above 0 (left out where scaled was not run). A (task, optimizer) holds if every clause of "
-    "(a) and (b) holds, does not hold if any does not, inconclusive otherwise. (c) The lr view, its own "
+    "(a) and (b) holds, does not hold if any does not, inconclusive otherwise (a condition without additive "
+    "runs: (a) not measured, so at best inconclusive). (c) The lr view, its own "
     "verdict: per seed, the best lr of each variant (argmax of that seed's val AUC over the grid; none "
-    "on a tie); the per-seed slope of log2(best lr) against log2 d_k; holds if unscaled's interval "
+    f"on a tie, nor where no rate took it past {lr_select.LEARNED_OVER_CHANCE:g} x chance: it learned nothing); the per-seed slope of log2(best lr) against log2 d_k; holds if unscaled's interval "
     "excludes 0 (its optimum drifts) and does not lie within ±band, does not hold if it lies within "
     "±band (the optimum moves by less than half a grid step over the d_k sweep), scaled's slope reported beside it. Overall: holds if "
     "every (task, optimizer) holds, does not hold if every one does not, inconclusive otherwise; each "
@@ -109,8 +110,12 @@ def quality_cell(every: pd.DataFrame, history=None):
     """(rows per d_k, clauses (a)+(b), notes) of one (task, optimizer) at each variant's best lr."""
     best = lr_select.at_best(every, history)
     s, broken = status.completed(best), status.counts(best)
-    d_ks = sorted(set(best.loc[best["attention"] == "additive", "d_k"])
-                  & set(best.loc[best["attention"] == "unscaled", "d_k"]))
+    def d_ks_of(variant):
+        return set(best.loc[best["attention"] == variant, "d_k"])
+
+    # without additive runs the rows (and clause (b)) are scaled against unscaled; (a) is not measured
+    has_pair = bool(d_ks_of("additive") & d_ks_of("unscaled"))
+    d_ks = sorted(d_ks_of("unscaled") & d_ks_of("additive" if has_pair else "scaled"))
     seeds = sorted(every["seed"].unique())
     rows, auc = [], {}
     for d in d_ks:
@@ -127,6 +132,10 @@ def quality_cell(every: pd.DataFrame, history=None):
     if not d_ks:
         return rows, [], []
     lo, hi = auc[d_ks[0]], auc[d_ks[-1]]
+    if not has_pair:
+        crossover = rules.judge("(a) crossover, additive − unscaled", "above 0", [], "above", 0.0)
+        return rows, [crossover, quality_rules.fix_rule(hi["scaled"] - hi["unscaled"], d_ks[-1])], [
+            "(a) not measured: no additive runs in this condition"]
     delta = np.stack([auc[d]["additive"] - auc[d]["unscaled"] for d in d_ks], axis=1)  # (seeds, d_ks)
     parts = quality_rules.crossover_rule(d_ks, delta, lo["additive"], lo["unscaled"])
     margin = quality_rules.alike_margin(lo["additive"], lo["unscaled"])
