@@ -13,8 +13,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from . import load, lr_select, lr_views, quality_rules, rules, status
-from .rules import FAILS, HOLDS, UNSURE, Part, verdict_of
+from . import load, lr_select, lr_views, quality_rules, status
+from .rules import FAILS, HOLDS, UNSURE, Part, judge, verdict_of
 from .stats import fmt_ci, mean_ci
 from .survival import kaplan_meier, restricted_diff
 from .verdicts import INTERVALS, Section, describe_runs, no_data
@@ -133,7 +133,7 @@ def quality_cell(every: pd.DataFrame, history=None):
         return rows, [], []
     lo, hi = auc[d_ks[0]], auc[d_ks[-1]]
     if not has_pair:
-        crossover = rules.judge("(a) crossover, additive − unscaled", "above 0", [], "above", 0.0)
+        crossover = judge("(a) crossover, additive − unscaled", "above 0", [], "above", 0.0)
         return rows, [crossover, quality_rules.fix_rule(hi["scaled"] - hi["unscaled"], d_ks[-1])], [
             "(a) not measured: no additive runs in this condition"]
     delta = np.stack([auc[d]["additive"] - auc[d]["unscaled"] for d in d_ks], axis=1)  # (seeds, d_ks)
