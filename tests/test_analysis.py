@@ -155,6 +155,27 @@ def test_verdicts_follow_the_data(tmp_path, flip, flipped):
     assert got == {key: flipped.get(key, "holds") for key in SECTIONS}
 
 
+def test_width_setting_beside_a_study_is_kept_apart(tmp_path):
+    """A folder holding a fixed-width study and sub-claim 6's width setting (model.width=
+    proportional): the width runs judge section 6 and enter no other section's cells."""
+    fixed = write_synthetic_results(tmp_path / "fixed", additive_wins=False, width="fixed")
+    width = write_synthetic_results(tmp_path / "width", mup_flat=True)
+    both = tmp_path / "both"
+    shutil.copytree(fixed, both)
+    for name in ("summary", "history"):
+        tables = [pd.read_parquet(fixed / f"{name}.parquet"),
+                  pd.read_parquet(width / f"{name}.parquet").assign(run_id=lambda d: d["run_id"] + "-wide")]
+        pd.concat(tables, ignore_index=True).to_parquet(both / f"{name}.parquet", index=False)
+    res = load.load_results(both)
+    assert set(res.summary["model.width"]) == {"fixed"} and set(res.history["run_id"]) == set(
+        pd.read_parquet(fixed / "history.parquet")["run_id"])
+    assert set(res.for_width().summary["model.width"]) == {"proportional"}
+    got = {s.key: s.verdict for s in verdicts_train.all_sections(res)}
+    alone = {s.key: s.verdict for s in verdicts_train.all_sections(load.load_results(fixed))}
+    assert got == dict(alone, extra="holds") and alone["quality"] == "does not hold"
+    assert alone["extra"] == "not observed in this setting"
+
+
 def test_gradient_disagreement_is_explained(tmp_path):
     res = load.load_results(write_synthetic_results(tmp_path, rms_shrinks=False))
     section = {s.key: s for s in verdicts_train.all_sections(res)}["gradients"]

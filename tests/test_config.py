@@ -85,17 +85,20 @@ def test_help_offers_options_not_schemas():
     assert "schema" not in listing
 
 
-@pytest.mark.parametrize("overrides", [("attention=scaled", "optimizer=adam", "d_k=8", "seed=0"),
-                                       ("attention=additive", "optimizer=sgd", "d_k=1024", "seed=2")])
+@pytest.mark.parametrize("overrides", [
+    ("cell=adam_assoc_recall", "attention=scaled", "d_k=8", "seed=0", "optimizer.lr=0.001"),
+    ("cell=sgd_assoc_recall", "attention=additive", "d_k=1024", "seed=2", "optimizer.lr=0.1"),
+    ("cell=adam_mqar", "attention=qk_norm", "d_k=2", "seed=7", "optimizer.lr=0.03"),
+    ("cell=adam_vector_retrieval", "attention=unscaled", "d_k=1024", "seed=5", "optimizer.lr=0.0003")])
 def test_run_ids_of_the_committed_reference_are_stable(overrides):
-    """A new config key at its default leaves run ids alone: the committed
-    reference (and every results folder made before the key) still resumes."""
+    """A new config key at its default leaves run ids alone, and a lane keeps the id it has
+    trained alone: the committed reference (and every folder made before the key) still resumes."""
     from experiments.store.results import run_id
 
     reference = pd.read_parquet(Path(__file__).resolve().parents[1] / "results" / "reference"
                                 / "summary.parquet")
     with initialize_config_dir(config_dir=CONF_DIR, version_base="1.3"):
-        cfg = compose("train", overrides=["experiment=claim_medium", *overrides])
+        cfg = compose("train", overrides=["experiment=quality", *overrides])
     assert run_id(cfg) in set(reference["run_id"])
 
 

@@ -174,6 +174,20 @@ def test_quality_names_a_task_that_disagrees():
     assert any(c.startswith("Optimal lr") for c in captions) and any(c.startswith("LR sensitivity") for c in captions)
 
 
+def test_a_crossover_between_runs_at_chance_is_not_measured():
+    """vector_retrieval's plateau: additive and unscaled never leave chance, so a tight interval on
+    their gap at chance (here additive 0.01 ahead, seeds alike) must not decide (a) either way."""
+    s = simulate(gap=0.03).assign(**{"task.name": "assoc_recall", "task.vocab_size": 64, "task.n_pairs": 16})
+    pair = s["attention"].isin(["additive", "unscaled"])  # chance 1/32; 2 x chance = 0.0625
+    s.loc[pair, "accuracy_auc"] = 1 / 32 + np.where(s.loc[pair, "attention"] == "additive", 0.01, 0.0)
+    section = vq.quality(results_of(s))
+    assert "(a) crossover, additive − unscaled: not measured" in section.reason, section.reason
+    assert section.verdict == UNSURE and "neither additive nor unscaled took a seed past 2 x chance" in " ".join(
+        section.notes)
+    s.loc[s["attention"] == "additive", "accuracy_auc"] = 0.5  # additive learns: (a) is judged again
+    assert "(a) crossover, additive − unscaled: not measured" not in vq.quality(results_of(s)).reason
+
+
 def test_without_additive_only_the_fix_is_judged():
     s = simulate(gap=0.03)
     section = vq.quality(results_of(s[s["attention"] != "additive"]))

@@ -85,6 +85,7 @@ def test_row_law_rank_of_projected_queries(d_model, d_k):
 
 
 @pytest.mark.parametrize("law", [theory.RowLaw("sphere", 10.0, 8), theory.RowLaw("sphere", 4.0, 63),
+                                 theory.row_law("qk_norm", 2, 64),  # layer-normed 2-vectors: +-(1, -1)
                                  theory.RowLaw("gauss_chi2", 0.5, 8)])
 def test_drawn_logits_have_the_law_variance(law):
     x = theory.draw_logits(law, 20000, 16)

@@ -5,7 +5,7 @@ ${results_dir}/history.parquet (see store.collect). Incomplete run folders
 are skipped and named in one line; failed runs are collected and named.
 
 keep_tabled=true also keeps the runs of the existing tables that have no run
-folder here: a committed study (results/quality) keeps its tables, not its
+folder here: a committed study (results/reference) keeps its tables, not its
 run folders, and new runs collected beside it must not drop it.
 """
 from __future__ import annotations

@@ -129,6 +129,7 @@ def gradients(res):
 
 def logit_growth(res):
     """Figure 8, the muP check: does trained q.k grow like sqrt(d_k) (slope 0.5) or d_k (1)?"""
+    res = res.for_width()
     if res.history is None or "logit_std" not in res.history:
         raise Skip("no history.parquet with logit_std")
     cond = res.primary

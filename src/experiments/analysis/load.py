@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +32,20 @@ class Results:
     # every run's history; `history` keeps, where a cell has an lr grid, only the runs at
     # the cell's best lr, so that the d_k-sweep sections never average over learning rates
     history_all: pd.DataFrame | None = None
+    # sub-claim 6's width setting (model.width=proportional) where the folder also holds
+    # fixed-width runs: kept apart, so that its widths never enter the other sections' cells
+    width_summary: pd.DataFrame | None = None
+    width_history: pd.DataFrame | None = None
+
+    def for_width(self) -> "Results":
+        """The results sub-claim 6 reads: the width setting's runs where the folder keeps them
+        apart (their own condition), else these."""
+        if self.width_history is None:
+            return self
+        conds = conditions(self.width_history)
+        cond = self.primary if self.primary in conds else conds[0]
+        return replace(self, summary=self.width_summary, history=self.width_history,
+                       history_all=self.width_history, primary=cond, width_summary=None, width_history=None)
 
 
 # the table each file holds, the columns its readers rely on, the command that writes it;
@@ -99,11 +113,31 @@ def load_results(root: str | os.PathLike, primary_optimizer: str = "adam",
         if history is not None and failed:
             history = history[~history["run_id"].isin(failed)]
     probe = with_grad_aliases(tables["probe"])
+    summary, history, width_summary, width_history = split_width(summary, history)
     history_all = history
     if history is not None and lr_select.has_grid(summary):
         history = history[history["run_id"].isin(set(lr_select.at_best(summary, history)["run_id"]))]
     primary = None if history is None else primary_condition(history, primary_optimizer, primary_task)
-    return Results(root, summary, history, probe, tables["cost"], primary, history_all)
+    return Results(root, summary, history, probe, tables["cost"], primary, history_all,
+                   width_summary, width_history)
+
+
+def split_width(summary: pd.DataFrame | None, history: pd.DataFrame | None):
+    """(summary, history, width_summary, width_history): a folder that holds both fixed-width
+    runs and width-proportional ones (sub-claim 6's setting, experiment=mup_width) keeps the
+    latter apart; a folder of one kind keeps everything in the main tables."""
+    if summary is None or "model.width" not in summary:
+        return summary, history, None, None
+    proportional = summary["model.width"].astype(object).eq("proportional")
+    if not proportional.any() or proportional.all():
+        return summary, history, None, None
+    ids = set(summary.loc[proportional, "run_id"])
+    if history is None:
+        return summary[~proportional], None, summary[proportional], None
+    in_width = history["run_id"].isin(ids)
+    width_history = history[in_width]
+    return (summary[~proportional], history[~in_width], summary[proportional],
+            None if width_history.empty else width_history)
 
 
 def variant_order(names) -> list[str]:

@@ -85,6 +85,7 @@ def extra(res: load.Results) -> Section:
             f"above {TOL_SLOPE} (grows) and mup's within 0 ± {TOL_SLOPE} (flat); does not hold if scaled's "
             "lies at or below the threshold or mup's wholly outside its band; inconclusive otherwise. The "
             "other variants are reported, not judged.")
+    res = res.for_width()
     if res.history is None or "logit_std" not in res.history:
         return no_data("extra", title, claim, ["logit_growth"], rule, "no history.parquet")
     width, run_ids, d_models = _width_runs(res)

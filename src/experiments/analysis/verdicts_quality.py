@@ -43,7 +43,8 @@ RULE = (
     "wrong side (for alike: wholly outside ±margin). (b) The fix: scaled − unscaled AUC at the largest "
     "d_k lies above 0 (left out where scaled was not run). A (task, optimizer) holds if every clause of "
     "(a) and (b) holds, does not hold if any does not, inconclusive otherwise (a condition without additive "
-    "runs: (a) not measured, so at best inconclusive). (c) The lr view, its own "
+    "runs, or where neither additive nor unscaled took a seed past "
+    f"{lr_select.LEARNED_OVER_CHANCE:g} x chance: (a) not measured, so at best inconclusive). (c) The lr view, its own "
     "verdict: per seed, the best lr of each variant (argmax of that seed's val AUC over the grid; none "
     f"on a tie, nor where no rate took it past {lr_select.LEARNED_OVER_CHANCE:g} x chance: it learned nothing); the per-seed slope of log2(best lr) against log2 d_k; holds if unscaled's interval "
     "excludes 0 (its optimum drifts) and does not lie within ±band, does not hold if it lies within "
@@ -106,6 +107,14 @@ def _lrs(best: pd.DataFrame, d) -> str:
     return " / ".join(out)
 
 
+def _learned(best: pd.DataFrame, variant: str) -> bool:
+    """Some seed of `variant`, at its best lr, past LEARNED_OVER_CHANCE x chance validation AUC
+    (a run whose chance is unknown counts as learned: nothing is left out on a guess)."""
+    rows = best[best["attention"] == variant]
+    at_chance = rows["val_auc"] <= lr_select.LEARNED_OVER_CHANCE * rows["chance"]  # NaN: False
+    return bool((~at_chance).any())
+
+
 def quality_cell(every: pd.DataFrame, history=None):
     """(rows per d_k, clauses (a)+(b), notes) of one (task, optimizer) at each variant's best lr."""
     best = lr_select.at_best(every, history)
@@ -113,8 +122,15 @@ def quality_cell(every: pd.DataFrame, history=None):
     def d_ks_of(variant):
         return set(best.loc[best["attention"] == variant, "d_k"])
 
-    # without additive runs the rows (and clause (b)) are scaled against unscaled; (a) is not measured
+    # without additive runs the rows (and clause (b)) are scaled against unscaled; (a) is not measured;
+    # nor is it where neither of its variants learned anything: a gap between two runs at chance
+    # says nothing about the claim, however tight the seeds make its interval
     has_pair = bool(d_ks_of("additive") & d_ks_of("unscaled"))
+    unmeasured = "no additive runs in this condition"
+    if has_pair and not (_learned(best, "additive") or _learned(best, "unscaled")):
+        has_pair, unmeasured = False, (
+            f"neither additive nor unscaled took a seed past {lr_select.LEARNED_OVER_CHANCE:g} x chance "
+            "validation AUC at its best lr, at any d_k")
     d_ks = sorted(d_ks_of("unscaled") & d_ks_of("additive" if has_pair else "scaled"))
     seeds = sorted(every["seed"].unique())
     rows, auc = [], {}
@@ -135,7 +151,7 @@ def quality_cell(every: pd.DataFrame, history=None):
     if not has_pair:
         crossover = judge("(a) crossover, additive − unscaled", "above 0", [], "above", 0.0)
         return rows, [crossover, quality_rules.fix_rule(hi["scaled"] - hi["unscaled"], d_ks[-1])], [
-            "(a) not measured: no additive runs in this condition"]
+            f"(a) not measured: {unmeasured}"]
     delta = np.stack([auc[d]["additive"] - auc[d]["unscaled"] for d in d_ks], axis=1)  # (seeds, d_ks)
     parts = quality_rules.crossover_rule(d_ks, delta, lo["additive"], lo["unscaled"])
     margin = quality_rules.alike_margin(lo["additive"], lo["unscaled"])

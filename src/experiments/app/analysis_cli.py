@@ -43,7 +43,7 @@ def _first_line(e: BaseException) -> str:
 
 
 # A results folder may name its own primary condition in this file (a study of several
-# tasks, e.g. results/quality), so that every command, and the stale-report test, reads
+# tasks, e.g. results/reference), so that every command, and the stale-report test, reads
 # the folder the same way without the key being repeated on each command line.
 FOLDER_CONFIG = "analysis.yaml"
 FOLDER_KEYS = ("primary_optimizer", "primary_task")

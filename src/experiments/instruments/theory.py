@@ -76,7 +76,7 @@ class RowLaw:
     """The law of one row's logits.
 
     kind "gauss_chi2": logits = scale sqrt(chi2(dof)) z, z ~ N(0, I_n)
-    kind "sphere":     logits = scale t, (1 + t)/2 ~ Beta((dof-1)/2, (dof-1)/2)
+    kind "sphere":     logits = scale t, (1 + t)/2 ~ Beta((dof-1)/2, (dof-1)/2); t = +-1 at dof 1
     kind "gauss":      logits = scale z
     """
     kind: str
@@ -150,6 +150,8 @@ def draw_logits(law: RowLaw, n_rows: int, n_keys: int, seed: int = 0) -> np.ndar
     if law.kind == "gauss":
         return law.scale * _base_normals(n_rows, n_keys, seed)
     if law.kind == "sphere":
+        if law.dof == 1:  # a circle's worth of nothing: the cosine in one dimension is +-1, even odds
+            return law.scale * (2.0 * rng.integers(0, 2, size=(n_rows, n_keys)) - 1.0)
         a = (law.dof - 1) / 2.0
         return law.scale * (2.0 * rng.beta(a, a, size=(n_rows, n_keys)) - 1.0)
     raise ValueError(f"RowLaw.kind: must be gauss_chi2, gauss or sphere, got {law.kind!r}")
