@@ -154,6 +154,12 @@ def lr_text(lr: float, edge: str = "") -> str:
 LEARNED_OVER_CHANCE = 2.0
 
 
+def past_chance(val_auc, chance):
+    """True where a val AUC reached LEARNED_OVER_CHANCE x chance; where chance is unknown
+    (NaN) too: nothing is ruled out on a guess. Scalars or arrays, compared elementwise."""
+    return ~(np.asarray(val_auc, dtype=float) < LEARNED_OVER_CHANCE * np.asarray(chance, dtype=float))
+
+
 def seed_best_lr(sc: pd.DataFrame) -> pd.DataFrame:
     """Per (cell, seed): the lr with that seed's best val_auc; NaN where the best is tied, where
     no rate took it past LEARNED_OVER_CHANCE x chance (when chance is known), or no rate has a value."""
@@ -162,8 +168,7 @@ def seed_best_lr(sc: pd.DataFrame) -> pd.DataFrame:
         if not np.isfinite(v).any():
             return math.nan
         top = np.nanmax(v)
-        floor = LEARNED_OVER_CHANCE * g["chance"].max() if "chance" in g else math.nan
-        if top < floor:  # NaN floor (chance unknown): compares False, the seed is kept
+        if not past_chance(top, g["chance"].max() if "chance" in g else math.nan):
             return math.nan
         hits = np.flatnonzero(np.isclose(v, top, rtol=0, atol=1e-12))
         return float(g["lr"].iloc[hits[0]]) if hits.size == 1 else math.nan

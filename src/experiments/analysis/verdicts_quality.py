@@ -108,11 +108,9 @@ def _lrs(best: pd.DataFrame, d) -> str:
 
 
 def _learned(best: pd.DataFrame, variant: str) -> bool:
-    """Some seed of `variant`, at its best lr, past LEARNED_OVER_CHANCE x chance validation AUC
-    (a run whose chance is unknown counts as learned: nothing is left out on a guess)."""
+    """Some seed of `variant`, at its best lr, past LEARNED_OVER_CHANCE x chance validation AUC."""
     rows = best[best["attention"] == variant]
-    at_chance = rows["val_auc"] <= lr_select.LEARNED_OVER_CHANCE * rows["chance"]  # NaN: False
-    return bool((~at_chance).any())
+    return bool(lr_select.past_chance(rows["val_auc"], rows["chance"]).any())
 
 
 def quality_cell(every: pd.DataFrame, history=None):
