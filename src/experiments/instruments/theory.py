@@ -150,7 +150,7 @@ def draw_logits(law: RowLaw, n_rows: int, n_keys: int, seed: int = 0) -> np.ndar
     if law.kind == "gauss":
         return law.scale * _base_normals(n_rows, n_keys, seed)
     if law.kind == "sphere":
-        if law.dof == 1:  # a circle's worth of nothing: the cosine in one dimension is +-1, even odds
+        if law.dof == 1:  # Beta(0, 0) is degenerate: one dimension leaves only the directions +-1, even odds
             return law.scale * (2.0 * rng.integers(0, 2, size=(n_rows, n_keys)) - 1.0)
         a = (law.dof - 1) / 2.0
         return law.scale * (2.0 * rng.beta(a, a, size=(n_rows, n_keys)) - 1.0)
