@@ -144,8 +144,7 @@ def _summaries(out: Path) -> dict[str, dict]:
 @pytest.mark.parametrize("when", ["between_writes", "while_training"])
 def test_killed_grid_resumes_only_missing_lanes(tmp_path, when):
     out = tmp_path / "res"
-    # a cheaper compile: what is tested is which lanes are recorded, not their numbers
-    env = {**os.environ, "WANDB_SILENT": "true", "XLA_FLAGS": "--xla_backend_optimization_level=0"}
+    env = {**os.environ, "WANDB_SILENT": "true"}
     command = _grid_command(out, 60 if when == "between_writes" else 600, tmp_path / "jax_cache")
     if when == "between_writes":
         proc = subprocess.run([sys.executable, "-c", KILL_AFTER_FIRST_SUMMARY, *command],

@@ -55,10 +55,9 @@ def launch(shared: Path, name: str, *args: str) -> dict:
             cwd.mkdir(exist_ok=True)
             env = {**os.environ, "WANDB_SILENT": "true", "WANDB_MODE": "offline",
                    # compiled once (basic, launched first), loaded by every other
-                   # job; a cheaper compile: the numbers must agree, not be optimal
+                   # job
                    "JAX_COMPILATION_CACHE_DIR": str(shared / "jax_cache"),
-                   "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
-                   "XLA_FLAGS": "--xla_backend_optimization_level=0"}
+                   "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0"}
             for command in (["experiments.train", *SWEEP, *args], ["experiments.collect"]):
                 proc = subprocess.run([sys.executable, "-m", *command, f"results_dir={results}"],
                                       cwd=cwd, env=env, capture_output=True, text=True,

@@ -47,10 +47,8 @@ def sweep(tmp_path_factory):
     cwd = tmp_path_factory.mktemp("cwd")
     results = cwd / "results"
     env = {**os.environ, "WANDB_SILENT": "true", "WANDB_MODE": "offline",
-           # compiled programs shared between the launches (the overwrite rerun),
-           # and a cheaper compile: the numbers are not what is tested here
-           "JAX_COMPILATION_CACHE_DIR": str(tmp_path_factory.mktemp("jax_cache")),
-           "XLA_FLAGS": "--xla_backend_optimization_level=0"}
+           # compiled programs shared between the launches (the overwrite rerun)
+           "JAX_COMPILATION_CACHE_DIR": str(tmp_path_factory.mktemp("jax_cache"))}
 
     def cli(module, *args):
         proc = subprocess.run([sys.executable, "-m", module, *args, f"results_dir={results}"],
