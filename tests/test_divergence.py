@@ -5,7 +5,6 @@ left out of the means), neither as zeros nor silently dropped."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -31,12 +30,11 @@ TINY = ["attention=scaled", "d_k=8", "seed=0", "optimizer=sgd", "train.steps=40"
 def sweep(tmp_path_factory):
     cwd = tmp_path_factory.mktemp("cwd")
     results = cwd / "results"
-    env = dict(os.environ)
     cache = tmp_path_factory.mktemp("jax_cache")
 
     def cli(module, *args):
         proc = subprocess.run([sys.executable, "-m", module, *args, f"results_dir={results}"],
-                              cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+                              cwd=cwd, capture_output=True, text=True, timeout=300)
         assert proc.returncode == 0, proc.stderr[-3000:]
         return proc.stderr
 

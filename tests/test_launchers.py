@@ -54,8 +54,7 @@ def launch(shared: Path, name: str, *args: str) -> dict:
         if not (shared / f"{name}.done").exists():
             cwd.mkdir(exist_ok=True)
             env = {**os.environ, "WANDB_SILENT": "true", "WANDB_MODE": "offline",
-                   # compiled once (basic, launched first), loaded by every other
-                   # job
+                   # compiled once (basic, launched first), loaded by every other job
                    "JAX_COMPILATION_CACHE_DIR": str(shared / "jax_cache"),
                    "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0"}
             for command in (["experiments.train", *SWEEP, *args], ["experiments.collect"]):
