@@ -7,11 +7,26 @@ command it starts (they inherit the environment): no LLVM optimisation and
 XLA's older CPU fusion emitters. A tiny training's programs then compile
 about 5x faster, which is most of the suite's time. What changes is rounding
 only, and every comparison in the suite is between programs compiled alike
-(the production setting is XLA's default, untouched)."""
+(the production setting is XLA's default, untouched).
+
+Programs the suite caches go to a folder of its own, never the user's cache
+(runtime.default_cache_dir reads JAX_COMPILATION_CACHE_DIR first): an in-process
+training with runtime.compile_cache left on would otherwise fill
+~/.cache/attention-scaling/jax with these cheaply compiled programs. The
+controller makes the folder, the xdist workers and every command a test starts
+inherit it, and the controller removes it at the end. A test that needs a cache
+of its own still names it."""
 import os
+import shutil
+import tempfile
 
 CHEAP_COMPILE = "--xla_backend_optimization_level=0 --xla_cpu_use_fusion_emitters=false"
 os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {CHEAP_COMPILE}".strip()
+SESSION_CACHE = "ATTN_TEST_SESSION_CACHE"  # set once by the controller, inherited by the workers
+OWNS_SESSION_CACHE = SESSION_CACHE not in os.environ
+if OWNS_SESSION_CACHE:
+    os.environ[SESSION_CACHE] = tempfile.mkdtemp(prefix="attn-test-jax-cache-")
+os.environ["JAX_COMPILATION_CACHE_DIR"] = os.environ[SESSION_CACHE]
 
 import jax  # noqa: E402 - XLA reads its flags when the backend starts
 
@@ -19,6 +34,11 @@ jax.config.update("jax_num_cpu_devices", 2)
 
 
 import pytest
+
+
+def pytest_unconfigure(config):
+    if OWNS_SESSION_CACHE:
+        shutil.rmtree(os.environ[SESSION_CACHE], ignore_errors=True)
 
 
 @pytest.fixture(autouse=True, scope="module")
