@@ -16,6 +16,12 @@ and is re-run in the same way.
 `deferred()` marks a short step that should not be cut in half (closing a
 W&B run): a signal that comes during it is raised when it ends; a second
 signal is raised at once, so that a double Ctrl-C always stops.
+
+Python runs a signal handler at whatever bytecode the main thread is at. When
+that is a garbage-collection callback or a __del__ (JAX registers one), the
+raised exception is printed as "Exception ignored" and lost. Every signal is
+therefore also kept, and `raise_if_lost()` raises it at the next job of a sweep
+(a lost Ctrl-C once let all six runs of a sweep finish).
 """
 from __future__ import annotations
 
@@ -53,11 +59,13 @@ def _current_job() -> int | None:
 
 _depth = 0  # deferred() blocks being run
 _pending: Interrupted | None = None  # a signal that came during one
+_received: Interrupted | None = None  # the first signal under the guard, raised or not
 
 
 def _on_signal(signum: int, frame) -> None:
-    global _pending
+    global _pending, _received
     stop = Interrupted(signum, _current_job())
+    _received = _received or stop
     if _depth and _pending is None:
         _pending = stop
         return
@@ -76,6 +84,12 @@ def deferred() -> Iterator[None]:
         if _depth == 0 and _pending is not None:
             stop, _pending = _pending, None
             raise stop  # the signal outranks whatever the block raised
+
+
+def raise_if_lost() -> None:
+    """Raise a signal the guard received whose exception was swallowed (see above)."""
+    if _received is not None and not _depth:
+        raise _received
 
 
 def resume_line(command: str, stop: KeyboardInterrupt) -> str:
@@ -97,6 +111,7 @@ def guard(command: str) -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield  # signal handlers can only be set from the main thread
         return
+    global _received
     previous = {s: signal.signal(s, _on_signal) for s in SIGNALS}
     try:
         yield
@@ -104,5 +119,6 @@ def guard(command: str) -> Iterator[None]:
         print(resume_line(command, stop), file=sys.stderr, flush=True)
         raise SystemExit(128 + getattr(stop, "signum", signal.SIGINT)) from None
     finally:
+        _received = None
         for s, handler in previous.items():
             signal.signal(s, handler)

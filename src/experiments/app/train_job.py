@@ -57,6 +57,7 @@ def run(cfg: DictConfig) -> list[dict]:
     """Train one configuration, or its lanes (train.n_seeds seeds x the rates of
     optimizer.lr_grid) as one program, and write each lane's results; returns
     one summary per lane."""
+    interrupt.raise_if_lost()  # a stop lost in a gc callback during the job before
     job_num = _job_num()
     progress.sweep_started(job_num)
     runtime.configure(cfg.runtime, job_num)
