@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""`make run`: probe, quick cost benchmark, claim_quick sweep, collect, plots,
+"""`make run`: probe, quick cost benchmark, quality_quick sweep, collect, plots,
 report and dashboard. Usage: python scripts/main_job.py [results_dir=results] [sweep overrides]"""
 from experiments.app.pipeline import main
 

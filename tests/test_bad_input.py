@@ -447,7 +447,8 @@ def _xla_bytes(cfg) -> tuple[int, int]:
     state = {"params": params, "opt_state": seeds(jax.eval_shape(tx.init, one)),
              "step": jax.ShapeDtypeStruct((n_seeds,), jnp.int32),
              "seed": jax.ShapeDtypeStruct((n_seeds,), jnp.int32),
-             "active": jax.ShapeDtypeStruct((n_seeds,), jnp.bool_)}
+             "active": jax.ShapeDtypeStruct((n_seeds,), jnp.bool_),
+             "score_scale": jax.ShapeDtypeStruct((n_seeds,), jnp.float32)}
     val = jax.eval_shape(lambda: fixed_set(task, task_cfg, 0, "val", t.n_val))
     val = seeds({k: jax.ShapeDtypeStruct((t.n_val // chunk, chunk) + v.shape[1:], v.dtype)
                  for k, v in val.items()})
@@ -457,7 +458,7 @@ def _xla_bytes(cfg) -> tuple[int, int]:
         return m.temp_size_in_bytes + m.argument_size_in_bytes + m.output_size_in_bytes
 
     return (used(chunk_fn.lower(state, jnp.int32(1)).compile()),
-            used(eval_fn.lower(params, val).compile()))
+            used(eval_fn.lower(params, val, jax.ShapeDtypeStruct((n_seeds,), jnp.float32)).compile()))
 
 
 @pytest.mark.parametrize("overrides", [

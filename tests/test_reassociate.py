@@ -152,3 +152,34 @@ def test_an_ended_lane_skips_its_steps():
                                                           jax.tree_util.tree_leaves(before)) for i in (0, 1)]
     assert any(moved[0::2]) and not any(moved[1::2])
     assert float(jax.device_get(measured["grad_norm"])[1]) == 0.0
+
+
+def _program_texts(monkeypatch, *overrides: str) -> dict[str, str]:
+    """The chunk and evaluation programs of a 2-lane group, as XLA receives
+    them (no source locations), captured when prepare lowers them."""
+    texts, start = {}, grouplib._start_executables
+
+    def capture(key, lowerers):
+        texts.update({name: lower().as_text(debug_info=False) for name, lower in lowerers.items()})
+        return start(key, lowerers)
+
+    monkeypatch.setattr(grouplib, "_start_executables", capture)
+    grouplib.release_compiled()
+    group = grouplib.prepare(_compose("model.reassociate=true", *overrides),
+                             [grouplib.Lane(0, 1e-3), grouplib.Lane(1, 1e-3)])
+    return {**texts, "score_scale": jax.device_get(group.score_scale).tolist()}
+
+
+def test_bilinear_variants_share_their_programs(monkeypatch):
+    """Under model.reassociate the bilinear factor is data (model.score_scale):
+    scaled, unscaled and mup at one d_k are one program, so a sweep compiles it
+    once (the persistent cache holds it); the factor tells them apart."""
+    scaled = _program_texts(monkeypatch, "attention=scaled")
+    unscaled = _program_texts(monkeypatch, "attention=unscaled")
+    mup = _program_texts(monkeypatch, "attention=mup", "attention.multiplier=2.0")
+    additive = _program_texts(monkeypatch, "attention=additive")
+    for name in ("chunk", "eval"):
+        assert scaled[name] == unscaled[name] == mup[name]
+        assert additive[name] != scaled[name]
+    assert scaled["score_scale"] == [np.float32(1 / np.sqrt(16))] * 2  # TINY: d_k = 16
+    assert unscaled["score_scale"] == [1.0, 1.0] and mup["score_scale"] == [2.0 / 16] * 2

@@ -26,7 +26,7 @@ from experiments.tasks import TASKS, fixed_set, train_batch
 from experiments.training import lane_axis
 from experiments.training import step as steplib
 from experiments.training.memory import model_width
-from experiments.training.model import ModelSpec, count_params, init_model
+from experiments.training.model import ModelSpec, count_params, init_model, score_scale
 
 EVAL_CHUNK = 128  # examples per evaluation chunk: bounds additive's memory
 PER_LANE_OPTIMIZER_KEYS = ("lr", "lr_grid")  # in the state, not in the program
@@ -71,7 +71,7 @@ def _compiled(spec: ModelSpec, opt_key: tuple, train_key: tuple, task_key: tuple
 
     def init_lane(seed, lr):
         params = init_model(spec, jax.random.fold_in(jax.random.PRNGKey(seed), 1))
-        return params, steplib.with_learning_rate(tx.init(params), lr)
+        return params, steplib.with_learning_rate(tx.init(params), lr), score_scale(spec, params)
 
     # every lane's params and optimizer state from one program (the same bits
     # as op by op, where each op of a new shape compiles on its own)
@@ -109,25 +109,41 @@ def input_signature(tree) -> tuple:
     return treedef, tuple((x.shape, x.dtype, x.sharding) for x in leaves)
 
 
-def _executables(key: tuple, lower: Callable[[], dict]) -> tuple[dict, float, float]:
-    """The compiled programs for `key`: the last group's when it is the same,
-    else lowered and compiled now. Returns them with the seconds spent in
-    tracing + lowering + compile and in XLA's compile alone (0 when reused)."""
+def _start_executables(key: tuple, lowerers: dict[str, Callable]) -> Callable[[], tuple[dict, float, float]]:
+    """Starts compiling the programs for `key` (or reuses the last group's when
+    it is the same) and returns `wait`: wait() gives the compiled programs with
+    the seconds spent in tracing + lowering + compile and in XLA's compile
+    alone (0 when reused).
+
+    XLA compiles outside the GIL, so each program compiles in a thread as soon
+    as it is lowered, the next one is traced meanwhile, and the caller works
+    (initialises its lanes) until it calls wait()."""
     global _last_executables
     if _last_executables is not None and _last_executables[0] == key:
-        return _last_executables[1], 0.0, 0.0
+        reused = _last_executables[1]
+        return lambda: (reused, 0.0, 0.0)
     # before compiling: the old programs and the new are never both alive (the jitted
     # functions in _compiled hold no executables: every program here is compiled ahead of time)
     _last_executables = None
     start = time.perf_counter()
-    lowered = lower()
-    xla_start = time.perf_counter()
-    # XLA compiles outside the GIL: the programs of a group compile side by side.
-    with ThreadPoolExecutor(max_workers=len(lowered)) as pool:
-        compiled = dict(zip(lowered, pool.map(lambda low: low.compile(), lowered.values())))
-    end = time.perf_counter()
-    _last_executables = key, compiled
-    return compiled, end - start, end - xla_start
+    pool = ThreadPoolExecutor(max_workers=len(lowerers))
+    pending, xla_start = {}, None
+    try:
+        for name, lower in lowerers.items():
+            lowered = lower()
+            xla_start = xla_start or time.perf_counter()
+            pending[name] = pool.submit(lowered.compile)
+    finally:
+        pool.shutdown(wait=False)
+
+    def wait() -> tuple[dict, float, float]:
+        global _last_executables
+        compiled = {name: future.result() for name, future in pending.items()}
+        end = time.perf_counter()
+        _last_executables = key, compiled
+        return compiled, end - start, end - xla_start
+
+    return wait
 
 
 def task_object(task_dict: dict):
@@ -170,7 +186,8 @@ class Group:
     val: dict  # (L, n_chunks, chunk, ...)
     chunk: Callable  # compiled (state, n_steps) -> (state, first step's measurements, first bad step)
     chunk_steps: int  # a full chunk: steps between evaluations
-    evaluate: Callable
+    evaluate: Callable  # compiled (params, batches, score_scale) -> measurements
+    score_scale: jax.Array  # (L,) each lane's bilinear factor (model.score_scale), as evaluate takes it
     place: Callable  # puts a lane-axis pytree where the programs expect it
     place_shared: Callable  # puts a value every lane shares (a step count) on the devices
     compile_time_s: float  # tracing + lowering + XLA compile of every program
@@ -199,22 +216,28 @@ def prepare(cfg: DictConfig, lanes: list[Lane]) -> Group:
     static = (spec, _frozen(cfg.optimizer, PER_LANE_OPTIMIZER_KEYS), _frozen(t), _frozen(cfg.task),
               t.batch_size, n_queries, n_devices, lane_block(cfg))
     init, (chunk_fn, eval_fn) = _compiled(*static)
+    init_args = (np.asarray(seeds, np.int32), np.asarray([lane.lr for lane in lanes], np.float32))
 
-    params, opt_state = init(np.asarray(seeds, np.int32),
-                             np.asarray([lane.lr for lane in lanes], np.float32))
-    state = place({"params": params, "opt_state": opt_state,
-                   "step": np.zeros(len(lanes), np.int32), "seed": np.asarray(seeds, np.int32),
-                   "active": np.ones(len(lanes), bool)})
+    def lane_state(params, opt_state, scale):
+        return {"params": params, "opt_state": opt_state, "step": np.zeros(len(lanes), np.int32),
+                "seed": np.asarray(seeds, np.int32), "active": np.ones(len(lanes), bool),
+                "score_scale": scale}
 
-    place_shared = lane_axis.shared_placer(n_devices)
-    n_steps = place_shared(np.int32(1))
-    compiled, compile_s, xla_compile_s = _executables(
-        (static, input_signature((state, n_steps)), input_signature(val)),
-        lambda: {"chunk": chunk_fn.lower(state, n_steps), "eval": eval_fn.lower(state["params"], val)})
+    # the programs are lowered from the state's shapes and compile while the lanes initialise
+    shapes = lane_axis.abstract(lane_state(*init.eval_shape(*init_args)), lane_axis.lane_sharding(n_devices))
+    n_steps = lane_axis.abstract(np.int32(1), lane_axis.shared_sharding(n_devices))
+    wait = _start_executables(
+        (static, input_signature((shapes, n_steps)), input_signature(val)),
+        {"chunk": lambda: chunk_fn.lower(shapes, n_steps),
+         "eval": lambda: eval_fn.lower(shapes["params"], val, shapes["score_scale"])})
+    params, opt_state, scale = init(*init_args)
+    state = place(lane_state(params, opt_state, scale))
+    scale = place(jnp.copy(scale))  # the state's own copy is donated to the first chunk
+    compiled, compile_s, xla_compile_s = wait()
     return Group(lanes=list(lanes), state=state, val=val, chunk=compiled["chunk"],
-                 chunk_steps=min(t.eval_every, t.steps), evaluate=compiled["eval"], place=place,
-                 place_shared=place_shared, compile_time_s=compile_s, xla_compile_time_s=xla_compile_s,
-                 n_params=count_params(params) // len(lanes))
+                 chunk_steps=min(t.eval_every, t.steps), evaluate=compiled["eval"], score_scale=scale,
+                 place=place, place_shared=lane_axis.shared_placer(n_devices), compile_time_s=compile_s,
+                 xla_compile_time_s=xla_compile_s, n_params=count_params(params) // len(lanes))
 
 
 def test_accuracy(group: Group, params, cfg: DictConfig) -> list[float]:
@@ -233,7 +256,7 @@ def test_accuracy(group: Group, params, cfg: DictConfig) -> list[float]:
         part = group.place(stack([
             chunked({k: v[b * block:(b + 1) * block] for k, v in test.items()}, chunk)
             for test in tests]))
-        out = jax.device_get(group.evaluate(params, part))
+        out = jax.device_get(group.evaluate(params, part, group.score_scale))
         correct += np.asarray(out["accuracy"]) * np.asarray(out["n_loss"])
         weight += np.asarray(out["n_loss"])
     return list(correct / np.maximum(weight, 1.0))

@@ -37,23 +37,42 @@ def _mesh(n_devices: int) -> Mesh:
     return Mesh(np.array(jax.local_devices()[:n_devices]), (AXIS,))
 
 
-def _putter(n_devices: int, spec: PartitionSpec) -> Callable:
-    """Puts a pytree on the first n_devices devices, laid out by `spec` (an
-    explicit transfer: allowed under the training loop's transfer guard)."""
+def _sharding(n_devices: int, spec: PartitionSpec) -> jax.sharding.Sharding:
     if n_devices == 1:
-        return lambda tree: jax.device_put(tree, jax.local_devices()[0])
-    sharding = NamedSharding(_mesh(n_devices), spec)
+        return jax.sharding.SingleDeviceSharding(jax.local_devices()[0])
+    return NamedSharding(_mesh(n_devices), spec)
+
+
+def lane_sharding(n_devices: int) -> jax.sharding.Sharding:
+    """Where a pytree with a leading lane axis lives: split along it over the devices."""
+    return _sharding(n_devices, PartitionSpec(AXIS))
+
+
+def shared_sharding(n_devices: int) -> jax.sharding.Sharding:
+    """Where a value every lane shares (a chunk's step count) lives: on each device."""
+    return _sharding(n_devices, PartitionSpec())
+
+
+def _putter(sharding: jax.sharding.Sharding) -> Callable:
+    """Puts a pytree where `sharding` says (an explicit transfer: allowed under
+    the training loop's transfer guard)."""
     return lambda tree: jax.device_put(tree, sharding)
 
 
 def placer(n_devices: int) -> Callable:
     """Puts a pytree with a leading lane axis on the devices, split along it."""
-    return _putter(n_devices, PartitionSpec(AXIS))
+    return _putter(lane_sharding(n_devices))
 
 
 def shared_placer(n_devices: int) -> Callable:
     """Puts a value every lane shares (a chunk's step count) on each device."""
-    return _putter(n_devices, PartitionSpec())
+    return _putter(shared_sharding(n_devices))
+
+
+def abstract(tree, sharding: jax.sharding.Sharding):
+    """The shapes and dtypes of `tree` (arrays or ShapeDtypeStructs) placed by
+    `sharding`: what a program is lowered from before its inputs exist."""
+    return jax.tree_util.tree_map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=sharding), tree)
 
 
 def block_size(n_local: int, block: int | None) -> int:

@@ -164,7 +164,27 @@ def _pooled_output(layer, h, query_idx, x, w_v, logits, mask):
     return h_q + out @ layer["w_o"], logits, weights, mask
 
 
-def bilinear_rows(spec: ModelSpec, layer, h, query_idx):
+def bilinear_factor(spec: ModelSpec, layer):
+    """The factor c of a bilinear variant's score c * q.k: its score of a unit
+    query against itself (a scalar of the model's dtype)."""
+    unit = jnp.zeros((1, spec.d_k), jnp.dtype(spec.dtype)).at[0, 0].set(1)
+    head0 = jax.tree_util.tree_map(lambda a: a[0], layer["attn"])
+    return attention.scores(spec.attention, head0, unit, unit, **spec.options)[0, 0]
+
+
+def score_scale(spec: ModelSpec, params):
+    """What the training programs take as the lane's `score_scale`: the last
+    layer's bilinear factor c where bilinear_rows computes it, else 1 (unused).
+
+    Given as data rather than folded into the program, c is all that tells
+    scaled, unscaled and mup apart there, so their runs at one d_k share one
+    compiled program (and one entry of the persistent compilation cache)."""
+    if reassociated_rows(spec) is not bilinear_rows:
+        return jnp.ones((), jnp.dtype(spec.dtype))
+    return bilinear_factor(spec, params["layers"][-1])
+
+
+def bilinear_rows(spec: ModelSpec, layer, h, query_idx, scale=None):
     """attention_layer's query rows for a bilinear variant (score c * q.k),
     with the products reassociated: q.(W_k^T x_t) = (W_k q).x_t and
     sum_t w_t W_v^T x_t = W_v^T (sum_t w_t x_t).
@@ -174,12 +194,11 @@ def bilinear_rows(spec: ModelSpec, layer, h, query_idx):
     d_model per query: for few queries over many positions, several times
     fewer flops and bytes. The same function with other rounding, so it is
     a config key (model.reassociate), part of a run's identity.
+
+    `scale` is c given as data (score_scale); None computes it here.
     """
     x, q, w_k, w_v, mask = _factored_inputs(spec, layer, h, query_idx)
-    # the variant's own factor c: its score of a unit query against itself
-    unit = jnp.zeros((1, spec.d_k), x.dtype).at[0, 0].set(1)
-    head0 = jax.tree_util.tree_map(lambda a: a[0], layer["attn"])
-    scale = attention.scores(spec.attention, head0, unit, unit, **spec.options)[0, 0]
+    scale = bilinear_factor(spec, layer) if scale is None else scale.astype(x.dtype)
     u = jnp.einsum("bhqe,dhe->bhqd", q, w_k)  # (B, H, n_q, d_model): W_k q
     logits = jnp.einsum("bhqd,btd->bhqt", u, x) * scale  # (B, H, n_q, T)
     return _pooled_output(layer, h, query_idx, x, w_v, logits, mask)
@@ -225,11 +244,12 @@ def query_positions(loss_mask, n_queries: int):
     return (slot * jnp.arange(t)).sum(-1).astype(jnp.int32)
 
 
-def forward(spec: ModelSpec, params, batch, n_queries: int):
+def forward(spec: ModelSpec, params, batch, n_queries: int, score_scale=None):
     """Class logits at the query positions and what the statistics need.
 
     Returns (logits (B, n_q, C), query_idx (B, n_q), rows) where rows is a
     list over layers of (logits, weights, mask), each (B, H, n_q, T).
+    `score_scale` (see score_scale) is c for bilinear_rows; None: computed.
     """
     h = embed(spec, params, batch)
     query_idx = query_positions(batch["loss_mask"], n_queries)
@@ -238,7 +258,8 @@ def forward(spec: ModelSpec, params, batch, n_queries: int):
         last = i == len(params["layers"]) - 1
         if last:
             rows_of = reassociated_rows(spec) or attention_layer
-            h, logits, weights, mask = rows_of(spec, layer, h, query_idx)
+            scaled = {"scale": score_scale} if rows_of is bilinear_rows else {}
+            h, logits, weights, mask = rows_of(spec, layer, h, query_idx, **scaled)
             rows.append((logits, weights, mask))
         else:
             h, logits, weights, mask = attention_layer(spec, layer, h)

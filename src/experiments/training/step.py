@@ -1,8 +1,10 @@
 """The pure, jitted pieces of training: loss, train step, evaluation.
 
-State is a plain pytree {"params", "opt_state", "step", "seed", "active"}; a lane's
-learning rate is a leaf of its opt_state (optax.inject_hyperparams), so lanes
-of different rates and seeds are one program. `train_chunk` loops the train
+State is a plain pytree {"params", "opt_state", "step", "seed", "active",
+"score_scale"}; a lane's learning rate is a leaf of its opt_state
+(optax.inject_hyperparams), so lanes of different rates and seeds are one
+program, and its bilinear factor (model.score_scale) is data too, so that
+scaled, unscaled and mup share their programs. `train_chunk` loops the train
 step a traced number of times, so that the host only wakes up at
 evaluations and one program serves every chunk length; `compile_fns` maps
 it and `evaluate` over the lane axis (training.lane_axis).
@@ -67,9 +69,9 @@ def _gather(x, query_idx):
     return jnp.take_along_axis(x, query_idx, axis=1)
 
 
-def per_query(spec: ModelSpec, params, batch, n_queries: int):
+def per_query(spec: ModelSpec, params, batch, n_queries: int, score_scale=None):
     """Cross-entropy, correctness and weight of each query: (B, n_q) each, plus rows."""
-    logits, query_idx, rows = forward(spec, params, batch, n_queries)
+    logits, query_idx, rows = forward(spec, params, batch, n_queries, score_scale)
     targets = _gather(batch["targets"], query_idx)
     weight = _gather(batch["loss_mask"], query_idx)
     nll = optax.softmax_cross_entropy_with_integer_labels(logits.astype(jnp.float32), targets)
@@ -77,8 +79,8 @@ def per_query(spec: ModelSpec, params, batch, n_queries: int):
     return nll, correct, weight, rows
 
 
-def loss_fn(params, spec: ModelSpec, batch, n_queries: int):
-    nll, correct, weight, _ = per_query(spec, params, batch, n_queries)
+def loss_fn(params, spec: ModelSpec, batch, n_queries: int, score_scale=None):
+    nll, correct, weight, _ = per_query(spec, params, batch, n_queries, score_scale)
     denom = jnp.maximum(weight.sum(), 1.0)
     return (nll * weight).sum() / denom, (correct * weight).sum() / denom
 
@@ -115,7 +117,7 @@ def train_step(state, batch, *, spec: ModelSpec, tx, n_queries: int):
     """One optimisation step: (new state, loss, accuracy, grads, updates), the
     last four of the params it started from."""
     (loss, acc), grads = jax.value_and_grad(loss_fn, has_aux=True)(
-        state["params"], spec, batch, n_queries)
+        state["params"], spec, batch, n_queries, state.get("score_scale"))
     updates, opt_state = tx.update(grads, state["opt_state"], state["params"])
     params = optax.apply_updates(state["params"], updates)
     new = {**state, "params": params, "opt_state": opt_state, "step": state["step"] + 1}
@@ -175,7 +177,7 @@ def ended_chunk(state, n_steps, *, spec: ModelSpec):
     return state, zeros, jnp.int32(-1)
 
 
-def evaluate(params, batches, *, spec: ModelSpec, n_queries: int):
+def evaluate(params, batches, score_scale=None, *, spec: ModelSpec, n_queries: int):
     """Loss, accuracy and attention statistics on a fixed set.
 
     `batches` is a Batch with a leading chunk axis (n_chunks, chunk, ...);
@@ -183,7 +185,7 @@ def evaluate(params, batches, *, spec: ModelSpec, n_queries: int):
     row of every layer and head is pooled for the statistics.
     """
     def one(batch):
-        nll, correct, weight, rows = per_query(spec, params, batch, n_queries)
+        nll, correct, weight, rows = per_query(spec, params, batch, n_queries, score_scale)
         return nll, correct, weight, rows
 
     nll, correct, weight, rows = jax.lax.map(one, batches)
@@ -212,7 +214,8 @@ def compile_fns(spec: ModelSpec, tx, make_train_batch, n_queries: int, divergenc
     """The jitted functions of a group of lanes: (train_chunk, evaluate).
 
     chunk(state, n_steps): the state with a leading lane axis, n_steps an
-    int32 device scalar every lane shares; evaluate(params, batches). Both
+    int32 device scalar every lane shares; evaluate(params, batches,
+    score_scale). Both
     map over the lane axis (lane_axis.lane_program): L lanes are one
     program, split over n_devices, `block` lanes vmapped at a time.
     """
@@ -222,5 +225,5 @@ def compile_fns(spec: ModelSpec, tx, make_train_batch, n_queries: int, divergenc
     chunk = lane_axis.lane_program(partial(train_chunk, **fixed), n_devices, n_lane_args=1,
                                    block=block, idle=idle)
     ev = lane_axis.lane_program(partial(evaluate, spec=spec, n_queries=n_queries), n_devices,
-                                n_lane_args=2, block=block)
+                                n_lane_args=3, block=block)
     return jax.jit(chunk, donate_argnums=0), jax.jit(ev)
