@@ -167,7 +167,7 @@ def _program_texts(monkeypatch, *overrides: str) -> dict[str, str]:
     grouplib.release_compiled()
     group = grouplib.prepare(_compose("model.reassociate=true", *overrides),
                              [grouplib.Lane(0, 1e-3), grouplib.Lane(1, 1e-3)])
-    return {**texts, "score_scale": jax.device_get(group.score_scale).tolist()}
+    return {**texts, "score_scale": jax.device_get(group.state["score_scale"]).tolist()}
 
 
 def test_bilinear_variants_share_their_programs(monkeypatch):

@@ -186,8 +186,7 @@ class Group:
     val: dict  # (L, n_chunks, chunk, ...)
     chunk: Callable  # compiled (state, n_steps) -> (state, first step's measurements, first bad step)
     chunk_steps: int  # a full chunk: steps between evaluations
-    evaluate: Callable  # compiled (params, batches, score_scale) -> measurements
-    score_scale: jax.Array  # (L,) each lane's bilinear factor (model.score_scale), as evaluate takes it
+    evaluate: Callable  # compiled (params, batches, the state's score_scale) -> measurements
     place: Callable  # puts a lane-axis pytree where the programs expect it
     place_shared: Callable  # puts a value every lane shares (a step count) on the devices
     compile_time_s: float  # tracing + lowering + XLA compile of every program
@@ -232,17 +231,17 @@ def prepare(cfg: DictConfig, lanes: list[Lane]) -> Group:
          "eval": lambda: eval_fn.lower(shapes["params"], val, shapes["score_scale"])})
     params, opt_state, scale = init(*init_args)
     state = place(lane_state(params, opt_state, scale))
-    scale = place(jnp.copy(scale))  # the state's own copy is donated to the first chunk
     compiled, compile_s, xla_compile_s = wait()
     return Group(lanes=list(lanes), state=state, val=val, chunk=compiled["chunk"],
-                 chunk_steps=min(t.eval_every, t.steps), evaluate=compiled["eval"], score_scale=scale,
+                 chunk_steps=min(t.eval_every, t.steps), evaluate=compiled["eval"],
                  place=place, place_shared=lane_axis.shared_placer(n_devices), compile_time_s=compile_s,
                  xla_compile_time_s=xla_compile_s, n_params=count_params(params) // len(lanes))
 
 
-def test_accuracy(group: Group, params, cfg: DictConfig) -> list[float]:
+def test_accuracy(group: Group, params, score_scale, cfg: DictConfig) -> list[float]:
     """Accuracy of each lane on its seed's test split, in blocks shaped like the
-    validation set (so the compiled evaluation serves both)."""
+    validation set (so the compiled evaluation serves both); `score_scale` is
+    the lanes' state["score_scale"]."""
     task_cfg = task_object(OmegaConf.to_container(cfg.task, resolve=True))
     task, t = TASKS[cfg.task.name], cfg.train
     chunk = group.val["tokens"].shape[2]  # (L, n_chunks, chunk, T)
@@ -256,7 +255,7 @@ def test_accuracy(group: Group, params, cfg: DictConfig) -> list[float]:
         part = group.place(stack([
             chunked({k: v[b * block:(b + 1) * block] for k, v in test.items()}, chunk)
             for test in tests]))
-        out = jax.device_get(group.evaluate(params, part, group.score_scale))
+        out = jax.device_get(group.evaluate(params, part, score_scale))
         correct += np.asarray(out["accuracy"]) * np.asarray(out["n_loss"])
         weight += np.asarray(out["n_loss"])
     return list(correct / np.maximum(weight, 1.0))

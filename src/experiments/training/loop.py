@@ -127,7 +127,7 @@ def train_lanes(cfg: DictConfig, lanes: list[Lane],
     # Inside the loop, the device is read only through explicit device_get at
     # evaluations: any implicit transfer is an error.
     with jax.transfer_guard("disallow"):
-        val_rows = _host_per_lane(evaluate(state["params"], val, group.score_scale), n_lanes)
+        val_rows = _host_per_lane(evaluate(state["params"], val, state["score_scale"]), n_lanes)
         while True:
             n = min(t.eval_every, t.steps - step) or 1
             final = step >= t.steps
@@ -161,13 +161,13 @@ def train_lanes(cfg: DictConfig, lanes: list[Lane],
             if len(active) < n_lanes:  # the lanes that ended skip the work from here on
                 state = {**state, "active": _lane_mask(group, np.isin(np.arange(n_lanes), active))}
             step += n
-            val_rows = _host_per_lane(evaluate(state["params"], val, group.score_scale), n_lanes)
+            val_rows = _host_per_lane(evaluate(state["params"], val, state["score_scale"]), n_lanes)
             on_steps(n)
         jax.block_until_ready(state)
         final_params = state["params"] if kept is None else \
             _keep(_lane_mask(group, ended), kept, state["params"])
     train_time = time.perf_counter() - start
-    accuracies = test_accuracy(group, final_params, cfg)
+    accuracies = test_accuracy(group, final_params, state["score_scale"], cfg)
     for i, result in enumerate(results):
         result.compile_time_s, result.train_time_s = group.compile_time_s, train_time
         if result.status == "completed":

@@ -117,7 +117,7 @@ def train_step(state, batch, *, spec: ModelSpec, tx, n_queries: int):
     """One optimisation step: (new state, loss, accuracy, grads, updates), the
     last four of the params it started from."""
     (loss, acc), grads = jax.value_and_grad(loss_fn, has_aux=True)(
-        state["params"], spec, batch, n_queries, state.get("score_scale"))
+        state["params"], spec, batch, n_queries, state["score_scale"])
     updates, opt_state = tx.update(grads, state["opt_state"], state["params"])
     params = optax.apply_updates(state["params"], updates)
     new = {**state, "params": params, "opt_state": opt_state, "step": state["step"] + 1}
