@@ -24,6 +24,36 @@ def init_additive(rng, d_k: int, d_hidden: int | None = None):
     }
 
 
+@jax.custom_vjp
+def weight_product(x, w):
+    """x @ w for x (..., k) and a weight w (k, h), with w's gradient computed
+    in w's own orientation: dw = x^T g, contracting every leading axis.
+
+    Under vmap (heads, lanes), JAX's transpose rule computes a weight's
+    gradient as g^T x and transposes it, and XLA:CPU can leave that
+    transpose to each consumer: every optimizer update then read the
+    [k, h] gradient column by column. Profiled on additive at d_k = 1024:
+    two Adam moment updates took 5.8 ms each of a 21 ms step (11 ms with
+    this). Autodiff's gradient up to float rounding (tests/test_additive_grad.py);
+    on the training programs of the committed study, bit for bit the same."""
+    return x @ w
+
+
+def _weight_product_fwd(x, w):
+    return x @ w, (x, w)
+
+
+def _weight_product_bwd(residuals, g):
+    x, w = residuals
+    leading = tuple(range(x.ndim - 1))
+    dx = jax.lax.dot_general(g, w, (((g.ndim - 1,), (1,)), ((), ())))  # (..., k)
+    dw = jax.lax.dot_general(x, g, ((leading, leading), ((), ())))  # (k, h)
+    return dx, dw
+
+
+weight_product.defvjp(_weight_product_fwd, _weight_product_bwd)
+
+
 def _hidden_scores(params, hq, hk):
     hidden = jnp.tanh(hq[..., :, None, :] + hk[..., None, :, :])  # (..., n_q, n_k, h)
     return hidden @ params["v"].astype(hq.dtype)  # (..., n_q, n_k)
@@ -31,8 +61,8 @@ def _hidden_scores(params, hq, hk):
 
 def _additive(params, q, k, key_count=None):
     dtype = q.dtype
-    hq = q @ params["w_q"].astype(dtype)  # (..., n_q, h)
-    hk = k @ params["w_k"].astype(dtype)  # (..., n_k, h)
+    hq = weight_product(q, params["w_q"].astype(dtype))  # (..., n_q, h)
+    hk = weight_product(k, params["w_k"].astype(dtype))  # (..., n_k, h)
     return _hidden_scores(params, hq, hk)
 
 
@@ -40,8 +70,8 @@ def _additive_factored(params, q, w_k, x, key_count=None):
     # k W_k = x (w_k W_k): one [d_model, h] matrix per step in place of a
     # [n_k, d_k] x [d_k, h] product per example (d_model << d_k at large d_k)
     dtype = q.dtype
-    hq = q @ params["w_q"].astype(dtype)
-    hk = x @ (w_k.astype(dtype) @ params["w_k"].astype(dtype))  # (..., n_k, h)
+    hq = weight_product(q, params["w_q"].astype(dtype))
+    hk = x @ weight_product(w_k.astype(dtype), params["w_k"].astype(dtype))  # (..., n_k, h)
     return _hidden_scores(params, hq, hk)
 
 
