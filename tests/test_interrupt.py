@@ -226,25 +226,174 @@ def test_second_signal_is_not_deferred():
     assert interrupt._pending is None
 
 
-@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # the loss itself
-def test_a_signal_lost_in_a_gc_callback_stops_the_next_job(capsys):
-    """The handler's exception, raised inside a gc callback, is printed and
-    dropped by Python (it happened to a real sweep: all six runs finished);
-    the next job raises it instead of starting."""
-    def lose_it(phase, info):
-        os.kill(os.getpid(), signal.SIGINT)
-        time.sleep(0.2)  # the handler runs here, and its exception goes nowhere
+def test_a_signal_in_a_gc_callback_is_raised_after_it(capsys):
+    """An exception raised inside a gc callback is printed with a traceback and
+    dropped by Python (it happened to a real sweep, in jax's callback: all six
+    runs finished): the guard sends the signal again, and it stops the command
+    once the collection is over."""
+    after = []
+
+    def in_the_callback(phase, info):
+        if phase == "start":
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.2)  # the handler runs here, and must not raise
 
     with pytest.raises(SystemExit) as stop:
         with interrupt.guard("train"):
-            gc.callbacks.append(lose_it)
+            gc.callbacks.append(in_the_callback)
             try:
                 gc.collect()
             finally:
-                gc.callbacks.remove(lose_it)
+                gc.callbacks.remove(in_the_callback)
+            after.append("collected")
+            time.sleep(5)  # the signal sent again lands here
+            pytest.fail("the signal was lost")
+    assert after == ["collected"] and stop.value.code == 130
+    err = capsys.readouterr().err.strip()
+    assert RESUME.match(err) and "Exception ignored" not in err
+    assert interrupt._received is None  # the guard's end forgets it
+
+
+def test_a_signal_swallowed_by_a_library_stops_the_next_job(capsys):
+    """A library that swallows the stop (a bare except) leaves nothing to report it:
+    the next job raises it instead of starting."""
+    with pytest.raises(SystemExit) as stop:
+        with interrupt.guard("train"):
+            try:
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(0.2)  # the handler raises here
+            except BaseException:  # noqa: BLE001 - what such a library does
+                pass
             assert interrupt._received is not None  # received, and lost: we got here
             interrupt.raise_if_lost()
             pytest.fail("the lost signal was not raised")
     assert stop.value.code == 130
     assert RESUME.match(capsys.readouterr().err.strip())
     assert interrupt._received is None  # the guard's end forgets it
+
+
+# Hydra composing job 2 with a SIGINT that lands in the middle; run in its own
+# process (Hydra's job logging takes over the process's handlers)
+COMPOSE_AND_STOP = """
+import json, os, signal, sys, time
+from hydra._internal.config_loader_impl import ConfigLoaderImpl
+from experiments.train import main
+
+load = ConfigLoaderImpl.load_sweep_config
+composed = []
+
+def load_with_a_stop(self, *args, **kwargs):
+    if len(composed) == 3:  # job 2 (the sweeper first composes every job to check it)
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.2)  # the handler runs here: held, not raised
+    cfg = load(self, *args, **kwargs)
+    composed.append(1)
+    return cfg
+
+ConfigLoaderImpl.load_sweep_config = load_with_a_stop
+try:
+    main()
+finally:
+    print(json.dumps(len(composed)))
+"""
+
+
+def test_a_signal_while_hydra_composes_a_job_is_taken_when_the_job_starts(tmp_path, env):
+    """A stop that lands in Hydra's code (here: composing job 2's config) is held
+    there, so OmegaConf's bookkeeping is never cut in half, and raised as job 2
+    starts (a KeyboardInterrupt inside OmegaConf once came out as an AttributeError,
+    which Hydra printed as an error with exit 1)."""
+    results = tmp_path / "results"
+    args = ["-m", "seed=0,1", "d_k=4", "train.steps=2", "train.eval_every=1", "train.n_val=8",
+            "train.n_test=8", "train.batch_size=4", "logger=none", "progress=false",
+            f"runtime.compile_cache_dir={env['ATTN_TEST_CACHE']}", f"results_dir={results}"]
+    got = subprocess.run([sys.executable, "-c", COMPOSE_AND_STOP, *args], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert got.returncode == 130, got.stderr[-3000:]
+    assert got.stdout.splitlines()[-1] == "4"  # job 2's config was composed to the end
+    assert got.stderr.strip().splitlines()[-1] == (
+        "interrupted (SIGINT) in job 2 of 2; re-run the same command to resume "
+        "(finished runs are skipped)"), got.stderr[-3000:]
+    assert "Traceback" not in got.stderr and "ERROR" not in got.stderr
+    assert [s["seed"] for s in _summaries(results).values()] == [0]  # job 2 never started
+
+
+def test_an_error_after_a_signal_is_the_signal(capsys):
+    """Raised inside a library's cleanup, a KeyboardInterrupt can come out as that
+    cleanup's own error: in an interruptible block, once a signal came, it is the stop."""
+    with pytest.raises(SystemExit) as stop:
+        with interrupt.guard("train"), interrupt.deferred():
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.2)  # held
+            with interrupt.interruptible():
+                pytest.fail("a held signal let the block start")
+    assert stop.value.code == 143
+
+    with pytest.raises(SystemExit) as stop:
+        with interrupt.guard("train"):
+            with interrupt.interruptible():
+                with interrupt.deferred():
+                    os.kill(os.getpid(), signal.SIGINT)
+                    time.sleep(0.2)
+                    interrupt._pending = None  # as if the stop were lost in a library
+                raise AttributeError("'NoneType' object has no attribute '_invalidate_flags_cache'")
+    assert stop.value.code == 130
+    assert "AttributeError" not in capsys.readouterr().err
+
+
+def test_a_launcher_running_jobs_elsewhere_is_not_held(tmp_path, monkeypatch):
+    """Signals are held in Hydra's code only where it runs the jobs itself: with
+    joblib the command waits in the launcher, and Ctrl-C must reach it at once."""
+    from experiments.app import config
+    from experiments.app.errors import SWEEP_JOBS_ENV
+    from experiments.app.preflight import check_command_line
+
+    monkeypatch.setenv(SWEEP_JOBS_ENV, "")  # check_command_line sets it
+    out = [f"results_dir={tmp_path / 'results'}"]
+    assert check_command_line("train", out, config.validate)
+    assert check_command_line("train", ["-m", "seed=0,1", *out], config.validate)
+    assert check_command_line("train", ["launcher=joblib", *out], config.validate)  # one run: here
+    assert not check_command_line("train", ["-m", "seed=0,1", "launcher=joblib", *out],
+                                  config.validate)
+    assert not check_command_line("train", ["-m", "launcher=submitit_local", *out], config.validate)
+    assert not (tmp_path / "results").exists()
+
+
+def test_a_signal_while_the_command_imports_is_taken_by_the_guard(monkeypatch, capsys):
+    """jax's and its extensions' imports swallowed a KeyboardInterrupt raised inside
+    them (a sweep Ctrl-C'd in its first second ran to its end) or turned it into an
+    ImportError: a command notes the signal while it imports, and the guard takes it."""
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    monkeypatch.setattr(sys, "argv", ["pytest"])
+    interrupt.watch_imports()  # a process that only imports a command: nothing changes
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+    monkeypatch.setattr(sys, "argv", ["/venv/bin/attn-train", "-m", "seed=0,1"])
+    try:
+        interrupt.watch_imports()
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.2)  # noted, not raised: nothing for an import to swallow
+        with pytest.raises(SystemExit) as stop:
+            with interrupt.guard("train"):
+                pytest.fail("the noted signal did not stop the command")
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        interrupt._early = None
+    assert stop.value.code == 130
+    assert RESUME.match(capsys.readouterr().err.strip())
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the imports are over
+
+
+def test_an_ignored_sigint_stays_ignored():
+    """A background job of a shell script starts with SIGINT ignored, so that a
+    Ctrl-C meant for the script's foreground leaves it running: the guard keeps that."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with interrupt.guard("train"):
+            assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+            assert signal.getsignal(signal.SIGTERM) is interrupt._on_signal
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.2)  # nothing happens
+        assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)

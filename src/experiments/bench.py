@@ -27,6 +27,10 @@ their targets (for a 2-core CPU):
 """
 from __future__ import annotations
 
+from experiments.app import interrupt
+
+interrupt.watch_imports()  # before the heavy imports below (see app.interrupt)
+
 from experiments.app.bench_job import run, validate
 from experiments.app.command import make_main
 

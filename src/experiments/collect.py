@@ -10,6 +10,10 @@ run folders, and new runs collected beside it must not drop it.
 """
 from __future__ import annotations
 
+from experiments.app import interrupt
+
+interrupt.watch_imports()  # before the heavy imports below (see app.interrupt)
+
 from dataclasses import dataclass
 from pathlib import Path
 

@@ -8,6 +8,10 @@ and prints the table.
 """
 from __future__ import annotations
 
+from experiments.app import interrupt
+
+interrupt.watch_imports()  # before the heavy imports below (see app.interrupt)
+
 import time
 from pathlib import Path
 

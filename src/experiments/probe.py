@@ -8,6 +8,10 @@ ${results_dir}/probe.parquet and prints measured / theory.
 """
 from __future__ import annotations
 
+from experiments.app import interrupt
+
+interrupt.watch_imports()  # before the heavy imports below (see app.interrupt)
+
 import time
 from pathlib import Path
 

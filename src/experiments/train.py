@@ -14,6 +14,10 @@ have alone, so a relaunch with another S skips what is done.
 """
 from __future__ import annotations
 
+from experiments.app import interrupt
+
+interrupt.watch_imports()  # before the heavy imports below (see app.interrupt)
+
 from experiments.app import config as schemas  # registers the schemas
 from experiments.app.command import make_main
 from experiments.app.train_job import run

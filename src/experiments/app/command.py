@@ -1,10 +1,12 @@
 """A console entry point from a command's three parts: its config name, its
 `run(cfg)` and its validator. Pre-flight first, then Hydra, all of it under the
-interrupt guard so that Ctrl-C anywhere ends in one line."""
+interrupt guard so that Ctrl-C anywhere ends in one line. A signal is held while
+Hydra's own code runs in this process and taken in `run` (see app.interrupt)."""
 from __future__ import annotations
 
 import logging
 import sys
+from contextlib import nullcontext
 from typing import Callable
 
 from omegaconf import DictConfig
@@ -21,13 +23,17 @@ def make_main(config_name: str, run: Callable[[DictConfig], object],
 
     @hydra.main(config_path=CONF_DIR, config_name=config_name, version_base="1.3")
     def _hydra_main(cfg: DictConfig):
-        return run(cfg)
+        with interrupt.interruptible():
+            return run(cfg)
 
     def main() -> None:
         # jax logs at INFO that it found no TPU; Hydra's logging setup would show it
         logging.getLogger("jax._src.xla_bridge").setLevel(logging.WARNING)
-        with interrupt.guard(config_name):  # Ctrl-C in the pre-flight too: one line
-            check_command_line(config_name, sys.argv[1:], validate)
-            _hydra_main()
+        with interrupt.guard(config_name), interrupt.deferred():  # Ctrl-C in the pre-flight too
+            jobs_here = check_command_line(config_name, sys.argv[1:], validate)
+            # a launcher that runs the jobs in other processes leaves this one waiting
+            # on them, in the launcher's code: a stop must reach it at once
+            with nullcontext() if jobs_here else interrupt.interruptible():
+                _hydra_main()
 
     return main

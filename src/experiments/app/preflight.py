@@ -121,11 +121,19 @@ def coverage(choices: list[tuple[str, list[str]]]) -> Iterable[list[str]]:
             yield job
 
 
+IN_PROCESS_LAUNCHER = "hydra._internal.core_plugins.basic_launcher.BasicLauncher"
+
+
 def preflight(config_name: str, argv: list[str], validate: Validator) -> int:
     """Compose and validate every value of every swept key; returns the number of jobs.
 
     Beyond `validate`: results_dir (where Hydra and the command write) must be
     a writable folder or creatable as one. Fails in one line (exit 2)."""
+    return _check_jobs(config_name, argv, validate)[0]
+
+
+def _check_jobs(config_name: str, argv: list[str], validate: Validator) -> tuple[int, bool]:
+    """preflight's work: (number of jobs, whether they all run in this process)."""
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
 
@@ -134,10 +142,13 @@ def preflight(config_name: str, argv: list[str], validate: Validator) -> int:
     GlobalHydra.instance().clear()
     n_jobs = math.prod(len(vals) for _, vals in cli)
     inner_jobs = 1
+    here = True  # a single run always is; a sweep's jobs are with Hydra's basic launcher
     with initialize_config_dir(config_dir=CONF_DIR, version_base="1.3"):
         base_jobs = list(coverage(cli)) if cli else [[]]
         for job in base_jobs:
             cfg = _compose_or_fail(compose, config_name, job)
+            launcher = OmegaConf.select(cfg, "hydra.launcher._target_")
+            here = here and (not args.multirun or launcher in (None, IN_PROCESS_LAUNCHER))
             # sweeps declared inside a config (experiment presets)
             params = OmegaConf.select(cfg, "hydra.sweeper.params") or {}
             inner = [_expand([f"{k}={v}"])[0]
@@ -147,7 +158,7 @@ def preflight(config_name: str, argv: list[str], validate: Validator) -> int:
                 job_cfg = _compose_or_fail(compose, config_name, job + extra) if extra else cfg
                 _validate_or_fail(validate, job_cfg, multirun=args.multirun)
     GlobalHydra.instance().clear()
-    return n_jobs * inner_jobs
+    return n_jobs * inner_jobs, here
 
 
 def _validate_or_fail(validate: Validator, cfg: DictConfig, multirun: bool) -> None:
@@ -167,15 +178,17 @@ def _validate_or_fail(validate: Validator, cfg: DictConfig, multirun: bool) -> N
         fail(explain(exc))
 
 
-def check_command_line(config_name: str, argv: list[str], validate: Validator) -> None:
+def check_command_line(config_name: str, argv: list[str], validate: Validator) -> bool:
     """What a command does before Hydra starts: every job of `argv` composed and
     validated, or one line on stderr and exit 2. Flags that only print (--help,
-    --cfg, --info) skip the pre-flight."""
+    --cfg, --info) skip the pre-flight. Returns whether the jobs run in this
+    process (False: a launcher runs them in others)."""
     args = parse_args(argv)
     if args.help or args.hydra_help or args.cfg or args.info is not None or args.shell_completion:
-        return
-    n_jobs = preflight(config_name, argv, validate)
+        return True
+    n_jobs, here = _check_jobs(config_name, argv, validate)
     os.environ[SWEEP_JOBS_ENV] = str(n_jobs if args.multirun else 1)
+    return here
 
 
 def _compose_or_fail(compose, config_name: str, overrides: list[str]) -> DictConfig:

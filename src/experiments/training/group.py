@@ -198,6 +198,11 @@ class Group:
         return self.chunk(state, self.place_shared(np.int32(n_steps)))
 
 
+def devices_for(cfg: DictConfig, n_lanes: int) -> int:
+    """How many devices a group of n_lanes lanes is split over."""
+    return lane_axis.n_devices_for(n_lanes) if cfg.runtime.shard_seeds else 1
+
+
 def prepare(cfg: DictConfig, lanes: list[Lane]) -> Group:
     """Initialise every lane and compile (ahead of time, so that compile time
     and step time are measured apart; the programs compile in parallel)."""
@@ -206,7 +211,7 @@ def prepare(cfg: DictConfig, lanes: list[Lane]) -> Group:
     t = cfg.train
     spec = model_spec(cfg, task_cfg)
     seeds = [lane.seed for lane in lanes]
-    n_devices = lane_axis.n_devices_for(len(lanes)) if cfg.runtime.shard_seeds else 1
+    n_devices = devices_for(cfg, len(lanes))
     place = lane_axis.placer(n_devices)
     chunk = min(EVAL_CHUNK, t.n_val)
     vals = per_seed(lambda s: fixed_set(task, task_cfg, s, "val", t.n_val), seeds)

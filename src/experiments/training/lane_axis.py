@@ -11,7 +11,7 @@ GPU there is one device and the program is a plain vmap.
 
 A group of L lanes on k devices needs L divisible by k, so k is the largest
 device count that divides L (4 lanes on 2 cores: 2 per device; 3 lanes: one
-device). Padding (3 lanes as 4) was measured to cost more than it gains: a
+device), and the lanes are dealt round the devices (`dealt`). Padding (3 lanes as 4) was measured to cost more than it gains: a
 step heavy enough to matter (additive at d_k = 1024) already keeps every
 core busy with one lane.
 """
@@ -31,6 +31,21 @@ def n_devices_for(n_lanes: int) -> int:
     """How many of this process's devices the lane axis is spread over: the
     most that divide n_lanes evenly."""
     return max(k for k in range(1, jax.local_device_count() + 1) if n_lanes % k == 0)
+
+
+def dealt(n_lanes: int, n_devices: int) -> list[int]:
+    """The lane-axis order of a group's lanes: position p holds lane order[p].
+
+    The axis is split over the devices in contiguous slices, so lanes in list
+    order would give the first device a job's lowest rates and the last its
+    highest. Lanes that stop early (at the threshold, or diverged) cost nothing
+    from then on, and how long a lane trains follows its rate, so a split by
+    rate leaves one core idle while the other works through the slow rates
+    (the committed quality study: 10 % more lane-steps on the busier core than
+    an even split, 24 % in MQAR's jobs). The lanes are dealt round the devices
+    like cards instead: device d runs lanes d, d + k, d + 2k, ..., and each
+    rate's seeds are shared out evenly."""
+    return [i for d in range(n_devices) for i in range(d, n_lanes, n_devices)]
 
 
 def _mesh(n_devices: int) -> Mesh:

@@ -18,7 +18,8 @@ import jax.numpy as jnp
 import numpy as np
 from omegaconf import DictConfig
 
-from experiments.training.group import Lane, prepare, test_accuracy
+from experiments.training import lane_axis
+from experiments.training.group import Lane, devices_for, prepare, test_accuracy
 
 
 @dataclass
@@ -107,7 +108,22 @@ def train_lanes(cfg: DictConfig, lanes: list[Lane],
     stops being recorded, and from the next chunk on its slice skips the work
     (state["active"]); the others go on. A lane's test accuracy is that of its params when its training
     ended: never used to stop anything.
+
+    The lanes sit on the lane axis in lane_axis.dealt order (a lane's numbers
+    do not depend on where it sits); results and callbacks are in `lanes` order.
     """
+    order = lane_axis.dealt(len(lanes), devices_for(cfg, len(lanes)))
+    placed = _train_placed(cfg, [lanes[i] for i in order],
+                           lambda p, row: on_eval(order[p], row), on_steps)
+    results: list[RunResult] = [None] * len(lanes)  # type: ignore[list-item]
+    for p, result in enumerate(placed):
+        results[order[p]] = result
+    return results
+
+
+def _train_placed(cfg: DictConfig, lanes: list[Lane], on_eval: Callable[[int, dict], None],
+                  on_steps: Callable[[int], None]) -> list[RunResult]:
+    """train_lanes with the lanes in lane-axis order."""
     t = cfg.train
     stop_early = bool(t.get("stop_at_threshold", False))
     group = prepare(cfg, lanes)
