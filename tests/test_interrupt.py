@@ -363,37 +363,23 @@ def test_a_signal_while_the_command_imports_is_taken_by_the_guard(monkeypatch, c
     """jax's and its extensions' imports swallowed a KeyboardInterrupt raised inside
     them (a sweep Ctrl-C'd in its first second ran to its end) or turned it into an
     ImportError: a command notes the signal while it imports, and the guard takes it."""
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
-    monkeypatch.setattr(sys, "argv", ["pytest"])
-    interrupt.watch_imports()  # a process that only imports a command: nothing changes
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
-
-    monkeypatch.setattr(sys, "argv", ["/venv/bin/attn-train", "-m", "seed=0,1"])
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)  # as Python starts a command
     try:
+        monkeypatch.setattr(sys, "argv", ["pytest"])
+        interrupt.watch_imports()  # a process that only imports a command: nothing changes
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+        monkeypatch.setattr(sys, "argv", ["/venv/bin/attn-train", "-m", "seed=0,1"])
         interrupt.watch_imports()
         os.kill(os.getpid(), signal.SIGINT)
         time.sleep(0.2)  # noted, not raised: nothing for an import to swallow
         with pytest.raises(SystemExit) as stop:
             with interrupt.guard("train"):
                 pytest.fail("the noted signal did not stop the command")
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the imports are over
     finally:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGINT, before)
         interrupt._early = None
     assert stop.value.code == 130
     assert RESUME.match(capsys.readouterr().err.strip())
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the imports are over
 
-
-def test_an_ignored_sigint_stays_ignored():
-    """A background job of a shell script starts with SIGINT ignored, so that a
-    Ctrl-C meant for the script's foreground leaves it running: the guard keeps that."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        with interrupt.guard("train"):
-            assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
-            assert signal.getsignal(signal.SIGTERM) is interrupt._on_signal
-            os.kill(os.getpid(), signal.SIGINT)
-            time.sleep(0.2)  # nothing happens
-        assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
-    finally:
-        signal.signal(signal.SIGINT, signal.default_int_handler)

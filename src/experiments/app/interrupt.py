@@ -198,8 +198,7 @@ def guard(command: str) -> Iterator[None]:
         yield  # signal handlers can only be set from the main thread
         return
     global _received, _early, _previous_hook
-    # a signal the process was started ignoring (a background job of a script) stays ignored
-    previous = {s: signal.signal(s, _on_signal) for s in SIGNALS if signal.getsignal(s) != signal.SIG_IGN}
+    previous = {s: signal.signal(s, _on_signal) for s in SIGNALS}
     _previous_hook, sys.unraisablehook = sys.unraisablehook, _redeliver
     try:
         if _early is not None:  # came while the command imported (watch_imports)
