@@ -275,7 +275,7 @@ def test_a_signal_swallowed_by_a_library_stops_the_next_job(capsys):
 # Hydra composing job 2 with a SIGINT that lands in the middle; run in its own
 # process (Hydra's job logging takes over the process's handlers)
 COMPOSE_AND_STOP = """
-import json, os, signal, sys, time
+import json, os, signal, time
 from hydra._internal.config_loader_impl import ConfigLoaderImpl
 from experiments.train import main
 

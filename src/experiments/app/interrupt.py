@@ -43,7 +43,8 @@ import signal
 import sys
 import threading
 from contextlib import contextmanager
-from typing import Iterator
+from functools import partial
+from typing import Callable, Iterator
 
 from experiments.app.errors import SWEEP_JOBS_ENV
 
@@ -108,8 +109,9 @@ _pending: Interrupted | None = None  # a signal that came during one
 _received: Interrupted | None = None  # the first signal under the guard, raised or not
 
 
-def _redeliver(unraisable) -> None:
-    """sys.unraisablehook under the guard: a stop raised in a finalizer is sent again."""
+def _redeliver(unraisable, previous_hook: Callable) -> None:
+    """sys.unraisablehook under the guard: a stop raised in a finalizer is sent
+    again; anything else goes to the hook the guard found."""
     if isinstance(unraisable.exc_value, Interrupted):
         signum = unraisable.exc_value.signum
 
@@ -119,10 +121,7 @@ def _redeliver(unraisable) -> None:
 
         threading.Timer(REDELIVER_S, again).start()
     else:
-        _previous_hook(unraisable)
-
-
-_previous_hook = sys.unraisablehook
+        previous_hook(unraisable)
 
 
 def _on_signal(signum: int, frame) -> None:
@@ -197,9 +196,10 @@ def guard(command: str) -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield  # signal handlers can only be set from the main thread
         return
-    global _received, _early, _previous_hook
+    global _received, _early
     previous = {s: signal.signal(s, _on_signal) for s in SIGNALS}
-    _previous_hook, sys.unraisablehook = sys.unraisablehook, _redeliver
+    previous_hook = sys.unraisablehook
+    sys.unraisablehook = partial(_redeliver, previous_hook=previous_hook)
     try:
         if _early is not None:  # came while the command imported (watch_imports)
             signum, _early = _early, None
@@ -210,6 +210,6 @@ def guard(command: str) -> Iterator[None]:
         raise SystemExit(128 + getattr(stop, "signum", signal.SIGINT)) from None
     finally:
         _received = None
-        sys.unraisablehook = _previous_hook
+        sys.unraisablehook = previous_hook
         for s, handler in previous.items():  # the imports are over: no more noting
             signal.signal(s, signal.default_int_handler if handler is _note_early else handler)
