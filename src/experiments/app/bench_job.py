@@ -115,6 +115,9 @@ def measure_all(cfg: DictConfig, scratch: Path, log=progress.say) -> dict:
     out.update(compile_cold_s=cold["compile_s"], compile_cached_s=cached["compile_s"],
                xla_compile_cold_s=cold["xla_compile_s"],
                xla_compile_cached_s=cached["xla_compile_s"],
+               compile_cache_requests_cold=cold["cache_requests"], compile_cache_hits_cold=cold["cache_hits"],
+               compile_cache_requests_cached=cached["cache_requests"],
+               compile_cache_hits_cached=cached["cache_hits"],
                compile_cached_over_cold=cached["compile_s"] / cold["compile_s"])
 
     log(f"4/7 float32 matmul peak and the train step at d_k={cfg.peak_d_k}")
