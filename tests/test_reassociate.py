@@ -156,7 +156,9 @@ def test_an_ended_lane_skips_its_steps():
 
 def _program_texts(monkeypatch, *overrides: str) -> dict[str, str]:
     """The chunk and evaluation programs of a 2-lane group, as XLA receives
-    them (no source locations), captured when prepare lowers them."""
+    them (no source locations), captured when prepare lowers them. Traced
+    from the variant's own spec (program_spec off): what program_spec's
+    sharing rests on."""
     texts, start = {}, grouplib._start_executables
 
     def capture(key, lowerers):
@@ -164,6 +166,7 @@ def _program_texts(monkeypatch, *overrides: str) -> dict[str, str]:
         return start(key, lowerers)
 
     monkeypatch.setattr(grouplib, "_start_executables", capture)
+    monkeypatch.setattr(grouplib, "program_spec", lambda spec: spec)
     grouplib.release_compiled()
     group = grouplib.prepare(_compose("model.reassociate=true", *overrides),
                              [grouplib.Lane(0, 1e-3), grouplib.Lane(1, 1e-3)])
@@ -183,3 +186,26 @@ def test_bilinear_variants_share_their_programs(monkeypatch):
         assert additive[name] != scaled[name]
     assert scaled["score_scale"] == [np.float32(1 / np.sqrt(16))] * 2  # TINY: d_k = 16
     assert unscaled["score_scale"] == [1.0, 1.0] and mup["score_scale"] == [2.0 / 16] * 2
+
+
+def test_more_layers_make_the_variants_programs_differ(monkeypatch):
+    """Below the last layer every variant forms its own scores, in the program:
+    why program_spec shares only one-layer models."""
+    scaled = _program_texts(monkeypatch, "attention=scaled", "model.n_layers=2")
+    unscaled = _program_texts(monkeypatch, "attention=unscaled", "model.n_layers=2")
+    assert scaled["chunk"] != unscaled["chunk"]
+
+
+@pytest.mark.parametrize("n_layers, shared", [(1, True), (2, False)])
+def test_the_next_bilinear_variant_reuses_the_programs(n_layers, shared):
+    """scaled, then unscaled at the same d_k (a sweep with d_k outermost): the
+    second group takes the first's compiled programs (compile time 0) where
+    its model has one layer, and each lane keeps its own factor."""
+    grouplib.release_compiled()
+    lanes = [grouplib.Lane(0, 1e-3), grouplib.Lane(1, 1e-3)]
+    cfgs = [_compose("model.reassociate=true", f"attention={name}", f"model.n_layers={n_layers}")
+            for name in ("scaled", "unscaled")]
+    first, second = (grouplib.prepare(cfg, lanes) for cfg in cfgs)
+    assert first.compile_time_s > 0 and (second.compile_time_s == 0) == shared
+    assert (second.chunk is first.chunk) == shared
+    assert jax.device_get(second.state["score_scale"]).tolist() == [1.0, 1.0]

@@ -26,7 +26,7 @@ from experiments.tasks import TASKS, fixed_set, train_batch
 from experiments.training import lane_axis
 from experiments.training import step as steplib
 from experiments.training.memory import model_width
-from experiments.training.model import ModelSpec, count_params, init_model, score_scale
+from experiments.training.model import ModelSpec, count_params, init_model, program_spec, score_scale
 
 EVAL_CHUNK = 128  # examples per evaluation chunk: bounds additive's memory
 PER_LANE_OPTIMIZER_KEYS = ("lr", "lr_grid")  # in the state, not in the program
@@ -56,28 +56,37 @@ def _frozen(node, drop: tuple[str, ...] = ()) -> tuple:
     return tuple(sorted((k, v) for k, v in plain.items() if k not in drop))
 
 
-@lru_cache(maxsize=4)  # a few configurations: their executables stay alive with them
-def _compiled(spec: ModelSpec, opt_key: tuple, train_key: tuple, task_key: tuple,
-              batch_size: int, n_queries: int, n_devices: int, block: int | None):
+def _optimizer(opt_key: tuple, train_key: tuple):
     # the rate in the program is a placeholder: each lane's own is set in its state
-    opt_cfg = OmegaConf.create({**dict(opt_key), "lr": 1.0})
-    train_cfg = OmegaConf.create(dict(train_key))
-    task_cfg = task_object(dict(task_key))
-    tx = steplib.make_optimizer(opt_cfg, train_cfg)
-    task = TASKS[task_cfg.name]
+    return steplib.make_optimizer(OmegaConf.create({**dict(opt_key), "lr": 1.0}),
+                                  OmegaConf.create(dict(train_key)))
 
-    def make_train_batch(state):
-        return train_batch(task, task_cfg, state["seed"], state["step"], batch_size)
+
+@lru_cache(maxsize=4)
+def _init_program(spec: ModelSpec, opt_key: tuple, train_key: tuple):
+    """Every lane's params and optimizer state from one program (the same bits
+    as op by op, where each op of a new shape compiles on its own)."""
+    tx = _optimizer(opt_key, train_key)
 
     def init_lane(seed, lr):
         params = init_model(spec, jax.random.fold_in(jax.random.PRNGKey(seed), 1))
         return params, steplib.with_learning_rate(tx.init(params), lr), score_scale(spec, params)
 
-    # every lane's params and optimizer state from one program (the same bits
-    # as op by op, where each op of a new shape compiles on its own)
-    init = jax.jit(jax.vmap(init_lane))
-    return init, steplib.compile_fns(spec, tx, make_train_batch, n_queries,
-                                     train_cfg.divergence_loss, n_devices, block)
+    return jax.jit(jax.vmap(init_lane))
+
+
+@lru_cache(maxsize=4)  # a few configurations: their executables stay alive with them
+def _programs(spec: ModelSpec, opt_key: tuple, train_key: tuple, task_key: tuple,
+              batch_size: int, n_queries: int, n_devices: int, block: int | None):
+    """The training and evaluation programs (`spec`: a program_spec)."""
+    task_cfg = task_object(dict(task_key))
+    task = TASKS[task_cfg.name]
+
+    def make_train_batch(state):
+        return train_batch(task, task_cfg, state["seed"], state["step"], batch_size)
+
+    return steplib.compile_fns(spec, _optimizer(opt_key, train_key), make_train_batch, n_queries,
+                               dict(train_key)["divergence_loss"], n_devices, block)
 
 
 def lane_block(cfg: DictConfig) -> int | None:
@@ -89,7 +98,8 @@ def lane_block(cfg: DictConfig) -> int | None:
 # The executables of the last group compiled, keyed on everything they depend
 # on: the static configuration and the shapes, dtypes and placement of their
 # inputs. The next job of a sweep that differs only in seed or rate (a seed
-# sweep at train.n_seeds=1) reuses them instead of tracing, lowering and
+# sweep at train.n_seeds=1), or at one d_k only in which bilinear variant it
+# trains (model.program_spec), reuses them instead of tracing, lowering and
 # loading them again; any other job drops them before it compiles its own, so
 # one group's programs at most are alive at a time.
 _last_executables: tuple[tuple, dict] | None = None
@@ -99,7 +109,8 @@ def release_compiled() -> None:
     """Drop the cached programs (and the executables they keep alive)."""
     global _last_executables
     _last_executables = None
-    _compiled.cache_clear()
+    _init_program.cache_clear()
+    _programs.cache_clear()
 
 
 def input_signature(tree) -> tuple:
@@ -123,7 +134,7 @@ def _start_executables(key: tuple, lowerers: dict[str, Callable]) -> Callable[[]
         reused = _last_executables[1]
         return lambda: (reused, 0.0, 0.0)
     # before compiling: the old programs and the new are never both alive (the jitted
-    # functions in _compiled hold no executables: every program here is compiled ahead of time)
+    # functions in _programs hold no executables: every program here is compiled ahead of time)
     _last_executables = None
     start = time.perf_counter()
     pool = ThreadPoolExecutor(max_workers=len(lowerers))
@@ -217,9 +228,10 @@ def prepare(cfg: DictConfig, lanes: list[Lane]) -> Group:
     vals = per_seed(lambda s: fixed_set(task, task_cfg, s, "val", t.n_val), seeds)
     n_queries = max(int(np.asarray(v["loss_mask"]).sum(-1).max()) for v in vals)
     val = place(stack([chunked(v, chunk) for v in vals]))
-    static = (spec, _frozen(cfg.optimizer, PER_LANE_OPTIMIZER_KEYS), _frozen(t), _frozen(cfg.task),
-              t.batch_size, n_queries, n_devices, lane_block(cfg))
-    init, (chunk_fn, eval_fn) = _compiled(*static)
+    opt_key, train_key = _frozen(cfg.optimizer, PER_LANE_OPTIMIZER_KEYS), _frozen(t)
+    static = (program_spec(spec), opt_key, train_key, _frozen(cfg.task), t.batch_size, n_queries,
+              n_devices, lane_block(cfg))
+    init, (chunk_fn, eval_fn) = _init_program(spec, opt_key, train_key), _programs(*static)
     init_args = (np.asarray(seeds, np.int32), np.asarray([lane.lr for lane in lanes], np.float32))
 
     def lane_state(params, opt_state, scale):

@@ -184,6 +184,17 @@ def score_scale(spec: ModelSpec, params):
     return bilinear_factor(spec, params["layers"][-1])
 
 
+def program_spec(spec: ModelSpec) -> ModelSpec:
+    """The spec the training programs are traced from. Where the model's only
+    layer computes bilinear_rows, the variant reaches those programs only as
+    its factor c (score_scale, data), so scaled, unscaled and mup at one d_k
+    are traced from one spec: one program, which a sweep that runs them one
+    after another compiles and loads once. Their init still uses their own."""
+    if spec.n_layers == 1 and reassociated_rows(spec) is bilinear_rows:
+        return spec._replace(attention="scaled", attention_options=())
+    return spec
+
+
 def bilinear_rows(spec: ModelSpec, layer, h, query_idx, scale=None):
     """attention_layer's query rows for a bilinear variant (score c * q.k),
     with the products reassociated: q.(W_k^T x_t) = (W_k q).x_t and
