@@ -4,9 +4,15 @@ Reads ${results_dir}/runs/*/ and writes ${results_dir}/summary.parquet and
 ${results_dir}/history.parquet (see store.collect). Incomplete run folders
 are skipped and named in one line; failed runs are collected and named.
 
-keep_tabled=true also keeps the runs of the existing tables that have no run
-folder here: a committed study (results/reference) keeps its tables, not its
-run folders, and new runs collected beside it must not drop it.
+No tabled run vanishes unasked: when the existing summary.parquet holds runs
+that have no run folder here, collect refuses in one line (exit 2) unless
+told what to do with them. keep_tabled=true keeps them: a committed study
+(results/reference) keeps its tables, not its run folders, and new runs
+collected beside it must not drop it; keep_tabled=false drops them.
+
+Two collects of one folder take turns (a lock in ${results_dir}/.staging), and
+both tables are replaced together or, on a fault such as a full disk, not at
+all. A run folder that a killed overwrite left aside is put back first.
 """
 from __future__ import annotations
 
@@ -16,28 +22,38 @@ interrupt.watch_imports()  # before the heavy imports below (see app.interrupt)
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Optional
 
 from hydra.core.config_store import ConfigStore
 from omegaconf import DictConfig
 
 from experiments.app import progress
 from experiments.app.command import make_main
-from experiments.store.collect import collect_runs, list_ids, validate, with_tabled
-from experiments.store.results import atomic_write_parquet
+from experiments.store import claim
+from experiments.store.collect import collect_runs, is_finished, list_ids, validate, with_tabled
+from experiments.store.results import atomic_write_parquets
 
 
 @dataclass
 class CollectConfig:
     results_dir: str = "results"
-    keep_tabled: bool = False  # keep tabled runs that have no run folder here
+    # tabled runs that have no run folder here: true keeps them, false drops them,
+    # unset refuses when there are any
+    keep_tabled: Optional[bool] = None
 
 
 ConfigStore.instance().store(name="collect_schema", node=CollectConfig)
 
 
 def run(cfg: DictConfig) -> None:
-    summary, history, incomplete = collect_runs(cfg.results_dir)
     root = Path(cfg.results_dir)
+    with claim.claim(root, "collect", wait=True):
+        _collect(cfg, root)
+
+
+def _collect(cfg: DictConfig, root: Path) -> None:
+    claim.recover_all(root, is_finished)
+    summary, history, incomplete = collect_runs(root)
     if incomplete:
         progress.say(f"collect: {len(incomplete)} incomplete run folder"
                      f"{'s' if len(incomplete) > 1 else ''} skipped: "
@@ -52,8 +68,7 @@ def run(cfg: DictConfig) -> None:
         summary, history, kept = with_tabled(summary, history, root)
         progress.say(f"collect: kept {kept} run{'s' if kept != 1 else ''} of the existing tables "
                      "that have no run folder here (keep_tabled=true)")
-    atomic_write_parquet(root / "summary.parquet", summary)
-    atomic_write_parquet(root / "history.parquet", history)
+    atomic_write_parquets({root / "summary.parquet": summary, root / "history.parquet": history})
     counts = summary["status"].value_counts().to_dict() if len(summary) else {}
     progress.say(f"collected {len(summary)} runs ({counts}) and {len(history)} history rows "
                  f"into {root / 'summary.parquet'} and {root / 'history.parquet'}")

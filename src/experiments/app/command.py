@@ -4,9 +4,12 @@ interrupt guard so that Ctrl-C anywhere ends in one line. A signal is held while
 Hydra's own code runs in this process and taken in `run` (see app.interrupt)."""
 from __future__ import annotations
 
+import errno
 import logging
+import os
 import sys
 from contextlib import nullcontext
+from pathlib import Path
 from typing import Callable
 
 from omegaconf import DictConfig
@@ -14,6 +17,24 @@ from omegaconf import DictConfig
 from experiments.app import interrupt
 from experiments.app.errors import CONF_DIR
 from experiments.app.preflight import Validator, check_command_line
+
+
+def _mount(path: Path) -> Path:
+    path = path.resolve()
+    while not os.path.ismount(path) and path != path.parent:
+        path = path.parent
+    return path
+
+
+def fault_line(exc: OSError, results_dir: str | None) -> str:
+    """One line naming the file (or results_dir) and the cause; for a full disk,
+    the disk too. Every file is written atomically: what was there is intact."""
+    where = exc.filename or results_dir or "."
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT) or "No space left" in str(exc):
+        folder = Path(results_dir or where)
+        return (f"no space left on the disk mounted at {_mount(folder)} while writing to "
+                f"{where}; free space there and re-run (results written before are intact)")
+    return f"{where}: {exc.strerror or exc}"
 
 
 def make_main(config_name: str, run: Callable[[DictConfig], object],
@@ -24,7 +45,11 @@ def make_main(config_name: str, run: Callable[[DictConfig], object],
     @hydra.main(config_path=CONF_DIR, config_name=config_name, version_base="1.3")
     def _hydra_main(cfg: DictConfig):
         with interrupt.interruptible():
-            return run(cfg)
+            try:
+                return run(cfg)
+            except OSError as exc:  # the machine's fault, not the user's: exit 1
+                print(f"error: {fault_line(exc, cfg.get('results_dir'))}", file=sys.stderr)
+                raise SystemExit(1) from None
 
     def main() -> None:
         # jax logs at INFO that it found no TPU; Hydra's logging setup would show it

@@ -6,20 +6,24 @@ K x S lanes (each rate with seeds seed .. seed+S-1) together as one program
 (training.loop); each lane is still its own run (folder, summary, W&B run),
 with the run id it would have alone with optimizer.lr=r and that seed, so a
 relaunch, however it is grouped, skips what is done. A run whose summary says completed (or
-diverged) is skipped unless overwrite=true.
+diverged), and whose files can be read, is skipped unless overwrite=true; an
+overwrite is trained beside the old run and replaces it only once it has
+finished. Each run is claimed while this job holds it (store.claim): a sweep
+running at the same time into the same results_dir skips it.
 """
 from __future__ import annotations
 
 import time
 import traceback
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
 from experiments.app import interrupt, progress, runtime
-from experiments.store import results
+from experiments.store import claim, results
+from experiments.store.collect import Incomplete, finished_run, is_finished
 from experiments.store.wandb_mirror import Mirror, open_run
 from experiments.training import group as grouplib
 from experiments.training.group import Lane
@@ -92,17 +96,62 @@ def members(cfg: DictConfig) -> list[Member]:
 
 def _run(cfg: DictConfig, multirun: bool) -> list[dict]:
     group = members(cfg)
-    done, todo = {}, []
-    for m in group:
-        finished = None if cfg.overwrite else results.read_summary(m.folder)
-        if finished and finished.get("status") in results.FINISHED:
-            progress.say(f"skip {m.rid}: already {finished['status']}")
-            done[m.rid] = finished
-        else:
+    done, todo, replacing = {}, [], set()
+    with ExitStack() as claims:  # each run claimed until it is recorded (store.claim)
+        for m in group:
+            if not claims.enter_context(claim.claim(cfg.results_dir, m.rid)):
+                progress.say(f"skip {m.rid}: being trained by another process"
+                             f"{claim.holder(cfg.results_dir, m.rid)}")
+                done[m.rid] = {**m.keys, "status": "claimed"}
+                continue
+            finished = _finished(cfg, m)
+            if finished and not cfg.overwrite:
+                progress.say(f"skip {m.rid}: already {finished['status']}")
+                done[m.rid] = finished
+                continue
+            if finished:
+                replacing.add(m.rid)
             todo.append(m)
-    if todo:
-        done.update(zip([m.rid for m in todo], _train(cfg, todo, multirun)))
+        if todo:
+            done.update(zip([m.rid for m in todo], _train_staged(cfg, todo, replacing, multirun)))
     return [done[m.rid] for m in group]
+
+
+def _finished(cfg: DictConfig, m: Member) -> dict | None:
+    """The summary of the finished run in m's folder, after any swap a killed process
+    left is settled; None when there is none, or it cannot be read (trained again)."""
+    claim.recover(m.folder, cfg.results_dir, m.rid, is_finished)
+    results.check_run_folder(m.folder)
+    try:
+        return finished_run(m.folder)
+    except Incomplete as why:
+        progress.say(f"retrain {m.rid}: {why}")
+        return None
+
+
+def _train_staged(cfg: DictConfig, todo: list[Member], replacing: set[str],
+                  multirun: bool) -> list[dict]:
+    """Train `todo`; a run in `replacing` is trained in staging and swapped in only
+    once it has finished: a failed or stopped overwrite leaves the old run as it was."""
+    staged = [replace(m, folder=claim.staged(cfg.results_dir, m.rid)) if m.rid in replacing
+              else m for m in todo]
+    try:
+        summaries = _train(cfg, staged, multirun)
+    except BaseException:
+        with interrupt.deferred():
+            for rid in replacing:
+                claim.discard(cfg.results_dir, rid)
+        raise
+    with interrupt.deferred():
+        for m, new, summary in zip(todo, staged, summaries):
+            if m.rid not in replacing:
+                continue
+            if summary["status"] in results.FINISHED:
+                claim.swap_in(new.folder, m.folder, cfg.results_dir, m.rid)
+            else:
+                claim.discard(cfg.results_dir, m.rid)
+                progress.say(f"overwrite of {m.rid} failed: its earlier run is kept")
+    return summaries
 
 
 def _train(cfg: DictConfig, todo: list[Member], multirun: bool) -> list[dict]:
@@ -143,7 +192,7 @@ def _train(cfg: DictConfig, todo: list[Member], multirun: bool) -> list[dict]:
                     summaries[i].update(status="failed", error=f"{type(exc).__name__}: {exc}")
                     _record(m.folder, histories[i], summaries[i], started, mirrors[i], 1)
             bar.close()
-            if multirun and isinstance(exc, Exception):
+            if multirun and isinstance(exc, Exception) and not isinstance(exc, OSError):
                 progress.say(f"FAILED {', '.join(m.rid for m in todo)}: {summaries[0]['error']}")
                 progress.say(traceback.format_exc(limit=3))
                 return summaries

@@ -19,6 +19,8 @@ from pathlib import Path
 import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
+from experiments.store.results import FINISHED
+
 RECORDED = ("completed", "diverged", "failed")  # statuses a finished job writes
 LISTED = 5  # run ids named in a report line before "..."
 
@@ -100,6 +102,23 @@ def check_folder(folder: Path) -> dict:
     return summary
 
 
+def finished_run(folder: Path) -> dict | None:
+    """The summary when `folder` holds a finished run whose files can be read (train
+    skips it); None when it holds no recorded run or one to train again (failed);
+    Incomplete, saying why, when it claims to but its files cannot be read."""
+    if not (folder / "summary.json").exists():
+        return None
+    summary = check_folder(folder)
+    return summary if summary["status"] in FINISHED else None
+
+
+def is_finished(folder: Path) -> bool:
+    try:
+        return finished_run(folder) is not None
+    except Incomplete:
+        return False
+
+
 def read_run(folder: Path) -> tuple[dict, pd.DataFrame | None]:
     """(summary row, history) of one run; Incomplete when a file is missing or unreadable."""
     summary = _read_summary(folder)
@@ -177,10 +196,44 @@ def validate(cfg: DictConfig) -> None:
     for folder in folders:
         try:
             check_folder(folder)
-            return
+            break
         except Incomplete as exc:
             why[folder.name] = str(exc)
-    first = next(iter(why.items()))
-    raise ValueError(f"results_dir: none of the {len(folders)} run folders under "
-                     f"{str(root / 'runs')!r} is complete (e.g. {first[0]}: {first[1]}); "
-                     "re-run the sweep to finish them")
+    else:
+        first = next(iter(why.items()))
+        raise ValueError(f"results_dir: none of the {len(folders)} run folders under "
+                         f"{str(root / 'runs')!r} is complete (e.g. {first[0]}: {first[1]}); "
+                         "re-run the sweep to finish them")
+    check_tabled(root, cfg.get("keep_tabled"), {p.name for p in folders})
+
+
+def _tabled_ids(path: Path) -> set[str]:
+    import pyarrow.parquet as pq
+
+    try:
+        return set(pq.read_table(path, columns=["run_id"]).column("run_id").to_pylist())
+    except Exception:  # pyarrow's errors for a foreign or truncated file vary
+        raise ValueError(f"keep_tabled: {str(path)!r} is not a parquet table with a run_id "
+                         "column, so the runs it holds cannot be kept; move it away, or "
+                         "replace it with keep_tabled=false") from None
+
+
+def check_tabled(root: Path, keep: bool | None, folders: set[str]) -> None:
+    """No tabled run vanishes unasked. keep_tabled unset: refuse when runs of the
+    existing summary.parquet have no run folder here (collecting would drop them),
+    naming how many and the two flags; true: the tables must be readable (they are
+    kept); false: they are replaced, as asked."""
+    table = root / "summary.parquet"
+    if keep is False or not table.exists():
+        return
+    gone = _tabled_ids(table) - folders
+    if keep:
+        if gone and (root / "history.parquet").exists():
+            _tabled_ids(root / "history.parquet")
+        return
+    if gone:
+        raise ValueError(f"keep_tabled: {len(gone)} run{'s' if len(gone) > 1 else ''} of "
+                         f"{str(table)!r} ha{'ve' if len(gone) > 1 else 's'} no run folder under "
+                         f"{str(root / 'runs')!r} and would be dropped from the tables "
+                         f"(e.g. {sorted(gone)[0]}); keep_tabled=true keeps them, "
+                         "keep_tabled=false drops them")

@@ -6,6 +6,7 @@ second launch of the same sweep finds its finished runs and skips them.
 """
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -29,6 +30,7 @@ NOT_IDENTITY_KEYS = (("train", "n_seeds"), ("optimizer", "lr_grid"))
 LATER_KEYS = {("train", "stop_at_threshold"): False, ("model", "width"): "fixed",
               ("model", "reassociate"): False}
 FINISHED = ("completed", "diverged")
+RUN_FILES = ("config.yaml", "history.parquet", "summary.json")
 PACKAGES = ("jax", "jaxlib", "optax", "hydra-core", "wandb", "pandas", "numpy")
 
 
@@ -63,20 +65,31 @@ def run_dir(results_dir: str | Path, rid: str) -> Path:
     return Path(results_dir) / "runs" / rid
 
 
-def _atomic_write(path: str | os.PathLike, write) -> None:
-    """write(temp path) into a temp file in the same folder, then rename over
-    `path`: never a half file. Every file of a results folder goes through here."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
+def _atomic_writes(writes: list[tuple[Path, object]]) -> None:
+    """write(temp path) for each (path, write) into a temp file beside `path`, then
+    rename every temp over its path: never a half file, and files written together
+    (collect's two tables) change together, or, when one write fails (a full
+    disk), none does. Every file of a results folder goes through here."""
+    temps = []
     try:
-        write(tmp)
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600; results are meant to be shared
-        os.replace(tmp, path)
+        for path, write in writes:
+            path = Path(path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+            os.close(fd)
+            temps.append((tmp, path))
+            write(tmp)
+            os.chmod(tmp, 0o644)  # mkstemp makes 0600; results are meant to be shared
+        for tmp, path in temps:
+            os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        for tmp, _ in temps:
+            Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _atomic_write(path: str | os.PathLike, write) -> None:
+    _atomic_writes([(Path(path), write)])
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
@@ -94,19 +107,26 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
 
 
 def atomic_write_parquet(path: str | os.PathLike, frame: pd.DataFrame) -> None:
-    _atomic_write(path, lambda tmp: frame.to_parquet(tmp, index=False))
+    atomic_write_parquets({path: frame})
 
 
-def read_summary(folder: Path) -> dict | None:
-    try:
-        return json.loads((folder / "summary.json").read_text())
-    except (FileNotFoundError, json.JSONDecodeError):
-        return None
+def atomic_write_parquets(tables: dict[str | os.PathLike, pd.DataFrame]) -> None:
+    """Every table written, or none changed."""
+    _atomic_writes([(Path(path), lambda tmp, f=frame: f.to_parquet(tmp, index=False))
+                    for path, frame in tables.items()])
 
 
-def is_finished(folder: Path) -> bool:
-    summary = read_summary(folder)
-    return bool(summary) and summary.get("status") in FINISHED
+def check_run_folder(folder: Path) -> None:
+    """An OSError naming the path when train could not write the run's files there:
+    a file where the run folder belongs, or a folder where one of its files does.
+    Nothing is removed: what is there may be someone's."""
+    if folder.exists() and not folder.is_dir():
+        raise NotADirectoryError(errno.ENOTDIR, "is a file where this run's folder belongs; "
+                                 "move it away and re-run", str(folder))
+    for name in RUN_FILES:
+        if (folder / name).is_dir():
+            raise IsADirectoryError(errno.EISDIR, "is a folder where this run's file belongs; "
+                                    "move it away and re-run", str(folder / name))
 
 
 def package_versions() -> dict[str, str]:
