@@ -13,10 +13,12 @@ key is configured (checked at once, before any prompt could block a sweep) or
 when the server does not answer within ``logger.init_timeout`` seconds; the
 rest of the process then stays offline. A re-run of a run id replaces the
 offline record of its earlier, unfinished or overwritten attempt, so that
-``wandb sync`` uploads one record per run. The API key is never written: it
-is only looked for (``wandb.login(prompt=False, verify=False)``), warnings are
-scrubbed of it, and the config mirrored is the run's resolved config, which
-holds no credential (tests/test_wandb_faults.py greps for a fake key).
+``wandb sync`` uploads one record per run; the earlier record is only set aside
+until the new attempt has finished well (a failed overwrite keeps it). The API
+key is never written: it is only looked for (``wandb.login(prompt=False,
+verify=False)``), warnings are scrubbed of it, and the config mirrored is the
+run's resolved config, which holds no credential (tests/test_wandb_faults.py
+greps for a fake key).
 
 Usage (one run per Hydra job; many jobs may share one process)::
 
@@ -34,13 +36,13 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import sys
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional
 
+from experiments.store.wandb_attempts import Earlier, attempts, remove
 from experiments.store.wandb_payload import eval_payload, summary_payload
 
 Shield = Callable[[], AbstractContextManager]  # holds a signal until a short step ends
@@ -92,9 +94,11 @@ def _warn(message: str) -> None:
 class Mirror:
     """One W&B run, or a no-op when ``run`` is None. Never raises from wandb."""
 
-    def __init__(self, run: Any = None, shield: Shield = nullcontext):
+    def __init__(self, run: Any = None, shield: Shield = nullcontext,
+                 earlier: Optional[Earlier] = None):
         self._run = run
         self._shield = shield
+        self._earlier = earlier  # records of earlier attempts, set aside until finish
 
     @property
     def active(self) -> bool:
@@ -106,12 +110,9 @@ class Mirror:
             self._guard("log", lambda: run.log(eval_payload(row), step=int(step)))
 
     def finish(self, summary: Mapping[str, Any] | None = None, exit_code: int = 0) -> None:
-        """Write the summary and close the run; a second call does nothing.
-
-        The close runs inside `shield()` (the app passes interrupt.deferred:
-        a Ctrl-C or SIGTERM during the close waits for it), so that the run is
-        never left half-closed.
-        """
+        """Write the summary and close the run; a second call does nothing. The close
+        runs inside `shield()` (the app passes interrupt.deferred: a Ctrl-C or
+        SIGTERM during the close waits for it): the run is never left half-closed."""
         run, self._run = self._run, None
         if run is None:
             return
@@ -121,11 +122,18 @@ class Mirror:
             run.finish(exit_code=exit_code)
 
         with self._shield():
-            self._guard("finish", close)
+            if self._guard("finish", close):
+                self._settle(exit_code == 0)
 
-    def _guard(self, what: str, call) -> None:
+    def _settle(self, finished_well: bool) -> None:
+        earlier, self._earlier = self._earlier, None
+        if earlier is not None:
+            earlier.settle(finished_well)
+
+    def _guard(self, what: str, call) -> bool:
         try:
             call()
+            return True
         except Exception as error:  # noqa: BLE001 - any wandb failure must not reach training
             run, self._run = self._run, None
             _warn(f"W&B mirror off after error in {what}: {_first_line(error)} "
@@ -135,6 +143,8 @@ class Mirror:
                     run.finish(exit_code=1)
                 except Exception:  # noqa: BLE001
                     pass
+            self._settle(False)
+            return False
 
     def __enter__(self) -> "Mirror":
         return self
@@ -173,17 +183,6 @@ def _plain(config: Any) -> dict:
     return dict(config)
 
 
-def _attempts(wandb_dir: Path, prefix: str, run_id: str) -> set[Path]:
-    """W&B's folders of run_id: <prefix>-<YYYYMMDD_HHMMSS>-<run_id>."""
-    name = re.compile(rf"{prefix}-\d{{8}}_\d{{6}}-{re.escape(run_id)}")
-    return {p for p in wandb_dir.glob(f"{prefix}-*") if name.fullmatch(p.name) and p.is_dir()}
-
-
-def _remove(folders: set[Path]) -> None:
-    for folder in folders:
-        shutil.rmtree(folder, ignore_errors=True)
-
-
 def _go_offline(reason: str, results_dir: Path) -> None:
     global _offline_reason
     _offline_reason = reason
@@ -193,8 +192,6 @@ def _go_offline(reason: str, results_dir: Path) -> None:
 
 
 def _init(wandb, mode: str, timeout: float, results_dir: Path, run_id: str, **run_args):
-    if mode == "offline":  # this attempt replaces the record of an earlier one
-        _remove(_attempts(results_dir / "wandb", "offline-run", run_id))
     return wandb.init(id=run_id, name=run_id, resume="allow", reinit="create_new",
                       dir=str(results_dir), mode=mode,
                       settings=wandb.Settings(**_SETTINGS, init_timeout=timeout), **run_args)
@@ -207,13 +204,13 @@ def _init_online(wandb, logger_cfg: Any, results_dir: Path, run_id: str, **run_a
         _go_offline("no API key: set WANDB_API_KEY or run `wandb login`", results_dir)
     if _offline_reason is not None:
         return _init(wandb, "offline", logger_cfg.init_timeout, results_dir, run_id, **run_args)
-    before = _attempts(results_dir / "wandb", "run", run_id)
+    before = attempts(results_dir / "wandb", "run", run_id)
     try:
         return _init(wandb, "online", logger_cfg.init_timeout, results_dir, run_id, **run_args)
     except Exception as error:  # noqa: BLE001 - unreachable, timed out, key refused
         # The failed run still holds its id in wandb-core: stop the service first.
         wandb.teardown()
-        _remove(_attempts(results_dir / "wandb", "run", run_id) - before)
+        remove(attempts(results_dir / "wandb", "run", run_id) - before)
         _go_offline(f"wandb.init failed after at most {logger_cfg.init_timeout:g} s: "
                     f"{_first_line(error)}", results_dir)
     return _init(wandb, "offline", logger_cfg.init_timeout, results_dir, run_id, **run_args)
@@ -235,9 +232,11 @@ def open_run(logger_cfg: Any, *, run_id: str, results_dir: str | Path,
     run_args = dict(project=logger_cfg.project, entity=logger_cfg.entity,
                     group=logger_cfg.group or group, job_type=logger_cfg.job_type,
                     tags=sorted({*logger_cfg.tags, *(tags or [])}), config=_plain(config))
+    earlier = None
     try:
         # W&B appends "wandb/" to dir: files go to ${results_dir}/wandb/.
         (results_dir / "wandb").mkdir(parents=True, exist_ok=True)
+        earlier = Earlier.set_aside(results_dir / "wandb", run_id)
         import wandb
 
         if logger_cfg.mode == "online":
@@ -248,5 +247,7 @@ def open_run(logger_cfg: Any, *, run_id: str, results_dir: str | Path,
     except Exception as error:  # noqa: BLE001 - see module docstring
         _warn(f"W&B mirror off: wandb.init failed: {_first_line(error)} "
               "(local results are unaffected)")
+        if earlier is not None:
+            earlier.settle(False)
         return Mirror()
-    return Mirror(run, shield)
+    return Mirror(run, shield, earlier)
