@@ -151,3 +151,17 @@ def test_failed_attempt_keeps_the_earlier_offline_record(tmp_path):
     _log_run(results, "again")  # a later attempt that finishes replaces it, hidden ones too
     left = [p.name for p in (results / "wandb").iterdir() if "again" in p.name]
     assert len(left) == 1 and left[0].startswith("offline-run-"), left
+
+
+def test_record_set_aside_by_a_killed_attempt_is_put_back(tmp_path):
+    """A kill while an overwrite trains: the relaunch (which skips the old run) puts
+    the old run's record back in place of the killed attempt's partial one."""
+    results = tmp_path / "results"
+    _log_run(results, "again")
+    (first,) = (results / "wandb").glob("offline-run-*-again")
+    os.replace(first, first.with_name(f".{first.name}.earlier"))
+    (results / "wandb" / "offline-run-20991231_235959-again").mkdir()  # the killed attempt's
+    claim.recover(results / "runs" / "again", results, "again", lambda folder: False)
+    visible = [p.name for p in (results / "wandb").glob("offline-run-*")]  # what wandb sync reads
+    assert visible == [first.name]
+    assert read_offline_run(results, "again")["exit_code"] == 0

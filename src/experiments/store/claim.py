@@ -31,6 +31,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
 
+from experiments.store import wandb_attempts
 from experiments.store.results import run_dir
 
 STAGING = ".staging"
@@ -134,7 +135,8 @@ def recover(folder: Path, results_dir: str | Path, rid: str,
             finished: Callable[[Path], bool]) -> None:
     """Complete or undo a swap that a killed process left, and drop a stale staged
     run; the caller holds the claim. The old run never vanishes: it is put back
-    unless a finished new one takes its place."""
+    unless a finished new one takes its place; so is its W&B offline record."""
+    wandb_attempts.put_back(Path(results_dir) / "wandb", rid)
     aside, new = _aside(results_dir, rid), staged(results_dir, rid)
     if aside.exists():
         if not folder.exists():

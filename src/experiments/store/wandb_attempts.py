@@ -61,9 +61,7 @@ class Earlier:
 
     @classmethod
     def set_aside(cls, wandb_dir: Path, run_id: str) -> "Earlier":
-        remove(set(_hidden(wandb_dir, run_id, FAILED)))
-        # records that a killed attempt left aside are still the run's record: back first
-        cls(wandb_dir, run_id, _hidden(wandb_dir, run_id, EARLIER)).settle(False)
+        put_back(wandb_dir, run_id)
         return cls(wandb_dir, run_id, _hide(attempts(wandb_dir, OFFLINE, run_id), EARLIER))
 
     def settle(self, finished_well: bool) -> None:
@@ -75,3 +73,10 @@ class Earlier:
             for folder in self.aside:
                 os.replace(folder, folder.with_name(folder.name[1:-len(EARLIER)]))
         self.aside = []
+
+
+def put_back(wandb_dir: Path, run_id: str) -> None:
+    """Records that a killed attempt left aside are still the run's record: put them
+    back in place of the killed attempt's own (the caller holds the run's claim)."""
+    remove(set(_hidden(wandb_dir, run_id, FAILED)))
+    Earlier(wandb_dir, run_id, _hidden(wandb_dir, run_id, EARLIER)).settle(False)
