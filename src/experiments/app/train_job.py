@@ -6,7 +6,10 @@ K x S lanes (each rate with seeds seed .. seed+S-1) together as one program
 (training.loop); each lane is still its own run (folder, summary, W&B run),
 with the run id it would have alone with optimizer.lr=r and that seed, so a
 relaunch, however it is grouped, skips what is done. A run whose summary says completed (or
-diverged) is skipped unless overwrite=true.
+diverged) is skipped unless overwrite=true. One that says pruned (train.prune stopped it: its
+rate could no longer be the best) is skipped while train.prune is on, and trained again, the
+whole budget, once it is off: train.prune is not part of the run id, since a lane it lets run
+has the same numbers either way.
 """
 from __future__ import annotations
 
@@ -22,6 +25,7 @@ from experiments.app import interrupt, progress, runtime
 from experiments.store import results
 from experiments.store.wandb_mirror import Mirror, open_run
 from experiments.training import group as grouplib
+from experiments.training import prune
 from experiments.training.group import Lane
 from experiments.training.loop import eval_steps, lanes_of, summarize, train_lanes
 
@@ -93,9 +97,10 @@ def members(cfg: DictConfig) -> list[Member]:
 def _run(cfg: DictConfig, multirun: bool) -> list[dict]:
     group = members(cfg)
     done, todo = {}, []
+    finished_states = results.FINISHED + (("pruned",) if prune.rule_of(cfg.train).enabled else ())
     for m in group:
         finished = None if cfg.overwrite else results.read_summary(m.folder)
-        if finished and finished.get("status") in results.FINISHED:
+        if finished and finished.get("status") in finished_states:
             progress.say(f"skip {m.rid}: already {finished['status']}")
             done[m.rid] = finished
         else:
