@@ -39,9 +39,9 @@ def readings(res: load.Results) -> dict[str, str]:
     out = {}
     for s in verdicts_train.all_sections(res):
         out[f"{s.key}: verdict"] = s.verdict
-        for text in [s.reason, *s.notes]:
-            for label, question, answer in CLAUSE.findall(text):
-                out[f"{s.key}: {label.strip()} ({question.strip()})"] = answer
+        clauses = [c for text in [s.reason, *s.notes] for c in CLAUSE.findall(text)]
+        for i, (label, question, answer) in enumerate(clauses):  # a label recurs across tasks: numbered
+            out[f"{s.key} #{i}: {label.strip()} ({question.strip()})"] = answer
     return out
 
 

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 
-@dataclass(frozen=True)
+@dataclass  # not frozen: OmegaConf makes a frozen dataclass a read-only config node
 class PruneRule:
     """train.prune: `enabled`; no rate stops before `min_frac` of the budget's evaluations;
     `slack` and `window` as above; the `keep_below` rates just below the leader are never
