@@ -90,6 +90,7 @@ def test_replay_prunes_the_losers_and_keeps_the_choice(tmp_path):
     lost = pruned[pruned["status"] == "pruned"]
     assert set(lost["lr"]) == {1e-1, 1e-4} and (lost["pruned_at_step"] < 500).all()
     assert (lost["steps_done"] == lost["pruned_at_step"]).all() and lost["test_accuracy"].isna().all()
+    assert (lost["accuracy_auc_bound"] >= lost["accuracy_auc"]).all()  # the bound over the held AUC
     last = cut.groupby("run_id")["step"].max()
     assert (last[lost["run_id"]].to_numpy() == lost["pruned_at_step"].to_numpy()).all()
     choose = lambda s, h: lr_select.best_lrs(lr_select.scored(s, h))["best_lr"].tolist()  # noqa: E731
@@ -136,7 +137,7 @@ def test_a_pruned_job_records_its_pruned_lanes_and_a_relaunch_skips_them(tmp_pat
     pruned = [s for s in first if s["status"] == "pruned"]  # in 60 steps both rates sit near chance:
     assert len(pruned) == 2 and len({s["lr"] for s in pruned}) == 1  # one rate goes, with both seeds
     assert all(s["steps_done"] == s["pruned_at_step"] < s["steps"] and s["test_accuracy"] is None
-               for s in pruned)
+               and s["accuracy_auc_bound"] >= s["accuracy_auc"] for s in pruned)
     assert all(s["status"] == "completed" and s["pruned_at_step"] is None for s in first if s not in pruned)
     again = train.run(compose_train(*args))
     assert [s["wall_time_s"] for s in again] == [s["wall_time_s"] for s in first]  # all skipped

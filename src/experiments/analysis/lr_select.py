@@ -16,8 +16,10 @@ that merely learns slowly. A best lr at an end of its grid is flagged
 
 A rate stopped by train.prune (a run with status pruned: it could no longer be
 the best) is never chosen, per cell nor per seed. Its runs still enter the LR
-sensitivity, at the AUC training wrote for them: their last validation accuracy
-held over the rest of the budget (experiments.replay measures what that costs).
+sensitivity, at the rule's bound on their final AUC (`accuracy_auc_bound`: the
+accuracy so far, then at most `slack` above the last and rising at its recent
+pace); on the committed study that bound was about unbiased where the last
+accuracy held was not (experiments.replay measures the error).
 
 A summary with one lr per cell (results written before the grid existed)
 works the same: the best lr is the only one, and the lr views say so
@@ -99,6 +101,8 @@ def scored(summary: pd.DataFrame, history: pd.DataFrame | None = None) -> pd.Dat
     out["chance"] = chance(out, history)
     for col, name in SCORES.items():
         values = out[col].astype(float) if col in out else pd.Series(math.nan, index=out.index)
+        if col == "accuracy_auc" and "accuracy_auc_bound" in out:
+            values = values.where(~status.pruned(out), out["accuracy_auc_bound"].astype(float))
         out[name] = values.where(~broken, out["chance"])
     return out
 

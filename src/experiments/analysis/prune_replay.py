@@ -6,7 +6,8 @@ experiment, task, optimizer, variant and d_k; its lanes: the rates x seeds), as
 the training loop would have run it. A lane the rule stops becomes a run with
 `status` pruned and `pruned_at_step`, its history cut there, its summary as
 training.loop.summarize writes it for a pruned lane (last accuracy held over the
-rest of the budget in its AUC, no test accuracy). Everything here is pure.
+rest of the budget in its AUC, the rule's bound on its final AUC in
+accuracy_auc_bound, no test accuracy). Everything here is pure.
 """
 from __future__ import annotations
 
@@ -33,8 +34,8 @@ def _job_budget(s: pd.DataFrame, h: pd.DataFrame) -> np.ndarray:
     return np.array(sorted(set(h["step"].astype(int)) | {steps}))
 
 
-def replay_job(s: pd.DataFrame, h: pd.DataFrame, rule: prune.PruneRule) -> dict[str, tuple[int, float]]:
-    """{run_id: (pruned_at_step, held AUC)} for the lanes of one job that the rule stops."""
+def replay_job(s: pd.DataFrame, h: pd.DataFrame, rule: prune.PruneRule) -> dict[str, tuple]:
+    """{run_id: (pruned_at_step, held AUC, AUC bound)} for the lanes of one job that the rule stops."""
     grid = _job_budget(s, h)
     n_evals = len(grid)
     col = {int(step): j for j, step in enumerate(grid)}
@@ -67,24 +68,26 @@ def replay_job(s: pd.DataFrame, h: pd.DataFrame, rule: prune.PruneRule) -> dict[
             for sd in range(len(seeds)):
                 if n_done[r, sd] > k:  # still training after this evaluation
                     held = prune.held_curves(acc[r, sd][None], np.array([k]), np.array([False]), n_evals)
-                    out[ids[r, sd]] = (int(grid[k - 1]), float(held.mean()))
+                    out[ids[r, sd]] = (int(grid[k - 1]), float(held.mean()),
+                                       prune.lane_bound(acc[r, sd, :k], n_evals, rule))
     return out
 
 
 def replay(summary: pd.DataFrame, history: pd.DataFrame, rule: prune.PruneRule):
     """(summary, history) as the study would have ended with `rule` in training."""
     s = summary.reset_index(drop=True).copy()
-    stopped: dict[str, tuple[int, float]] = {}
+    stopped: dict[str, tuple] = {}
     hist_by_run = history.groupby("run_id")
     for _, g in s.groupby(JOB, sort=False):
         h = pd.concat([hist_by_run.get_group(r) for r in g["run_id"] if r in hist_by_run.groups])
         stopped.update(replay_job(g, h, rule))
-    at = s["run_id"].map(lambda r: stopped.get(r, (np.nan, np.nan)))
+    at = s["run_id"].map(lambda r: stopped.get(r, (np.nan, np.nan, np.nan)))
     hit = s["run_id"].isin(set(stopped))
     s["pruned_at_step"] = [a[0] for a in at]
     s.loc[hit, "status"] = status.PRUNED
     s.loc[hit, "steps_done"] = s.loc[hit, "pruned_at_step"]
     s.loc[hit, "accuracy_auc"] = [a[1] for a in at[hit]]
+    s["accuracy_auc_bound"] = [a[2] for a in at]
     s.loc[hit, "test_accuracy"] = np.nan
     s.loc[hit, "stopped_at_threshold"] = False
     cut = history["run_id"].map(lambda r: stopped.get(r, (np.inf,))[0])

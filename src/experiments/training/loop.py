@@ -35,6 +35,7 @@ class RunResult:
     n_seeds_vmapped: int = 1
     stopped_at_threshold: bool = False
     pruned_at_step: int | None = None
+    auc_bound: float | None = None  # a pruned lane's bound on its final AUC (training.prune.lane_bound)
 
 
 def _host_per_lane(tree, n_lanes: int) -> list[dict]:
@@ -179,6 +180,7 @@ def _train_placed(cfg: DictConfig, lanes: list[Lane], on_eval: Callable[[int, di
                     [[r["accuracy"] for r in res.rows] for res in results], [lane.lr for lane in lanes],
                     [res.status == "diverged" for res in results], active, pruned_rates, n_evals, rule):
                 results[i].status, results[i].pruned_at_step, results[i].steps_done = "pruned", step, step
+                results[i].auc_bound = prune.lane_bound([r["accuracy"] for r in results[i].rows], n_evals, rule)
                 active.remove(i)
             if final or not active:
                 break
@@ -232,4 +234,5 @@ def summarize(result: RunResult, threshold: float, budget_steps: list[int] | Non
         "n_seeds_vmapped": result.n_seeds_vmapped,
         "stopped_at_threshold": result.stopped_at_threshold,
         "pruned_at_step": result.pruned_at_step,
+        "accuracy_auc_bound": result.auc_bound,
     }

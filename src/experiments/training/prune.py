@@ -98,6 +98,12 @@ def to_stop(curves: np.ndarray, running: np.ndarray, n_evals: int, rule: PruneRu
     return stop  # NaN (a lane without a curve) compares False: kept
 
 
+def lane_bound(acc: list[float], n_evals: int, rule: PruneRule) -> float:
+    """The `high` bound of one lane's final AUC from its accuracies so far: what a pruned lane
+    enters the LR sensitivity at (the replay found it about unbiased there, the held AUC not)."""
+    return float(bounds(np.asarray(acc, dtype=float)[None, None, :], n_evals, rule)[1][0])
+
+
 def lanes_to_stop(accs: list[list[float]], rates: list[float], diverged: list[bool], active: list[int],
                   out: set[float], n_evals: int, rule: PruneRule) -> list[int]:
     """The active lanes whose rate the rule stops at this evaluation (their rate joins `out`).
