@@ -141,3 +141,10 @@ def test_a_pruned_job_records_its_pruned_lanes_and_a_relaunch_skips_them(tmp_pat
     assert all(s["status"] == "completed" and s["pruned_at_step"] is None for s in first if s not in pruned)
     again = train.run(compose_train(*args))
     assert [s["wall_time_s"] for s in again] == [s["wall_time_s"] for s in first]  # all skipped
+    off = train.run(compose_train(*args, "train.prune.enabled=false"))  # same run ids: prune is no identity
+    assert [s["run_id"] for s in off] == [s["run_id"] for s in first]
+    gone = {s["run_id"] for s in pruned}
+    retrained = [s for s in off if s["run_id"] in gone]  # trained again, the whole budget
+    assert len(retrained) == 2 and all(s["status"] == "completed" and s["steps_done"] == s["steps"]
+                                       for s in retrained)
+    assert [s for s in off if s["run_id"] not in gone] == [s for s in first if s not in pruned]  # skipped
