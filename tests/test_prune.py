@@ -129,6 +129,7 @@ def test_a_pruned_job_records_its_pruned_lanes_and_a_relaunch_skips_them(tmp_pat
     from test_lanes import compose_train
 
     from experiments import train
+    from experiments.store import collect
 
     args = ["train.n_seeds=2", "optimizer.lr_grid=[1e-6,3e-3]", "train.prune.enabled=true",
             "train.prune.min_frac=0", "train.prune.slack=0", "train.prune.keep_below=0",
@@ -141,6 +142,10 @@ def test_a_pruned_job_records_its_pruned_lanes_and_a_relaunch_skips_them(tmp_pat
     assert all(s["status"] == "completed" and s["pruned_at_step"] is None for s in first if s not in pruned)
     again = train.run(compose_train(*args))
     assert [s["wall_time_s"] for s in again] == [s["wall_time_s"] for s in first]  # all skipped
+    summary, history = collect.collect(tmp_path)  # a pruned run is collected, and never chosen
+    assert (summary["status"] == "pruned").sum() == 2
+    kept = {s["lr"] for s in first if s not in pruned}
+    assert set(lr_select.best_lrs(lr_select.scored(summary, history))["best_lr"]) == kept
     off = train.run(compose_train(*args, "train.prune.enabled=false"))  # same run ids: prune is no identity
     assert [s["run_id"] for s in off] == [s["run_id"] for s in first]
     gone = {s["run_id"] for s in pruned}

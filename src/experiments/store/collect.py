@@ -2,7 +2,7 @@
 
 Reads ${results_dir}/runs/*/ and writes ${results_dir}/summary.parquet (one
 row per run: summary metrics and the flattened config, dotted keys, and the
-run's `status`: completed | diverged | failed) and ${results_dir}/history.parquet
+run's `status`: completed | diverged | pruned | failed) and ${results_dir}/history.parquet
 (every evaluation row of every run).
 
 A run folder that cannot be read as a whole (no summary.json, a summary.json
@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
-RECORDED = ("completed", "diverged", "failed")  # statuses a finished job writes
+RECORDED = ("completed", "diverged", "pruned", "failed")  # statuses a finished job writes
 LISTED = 5  # run ids named in a report line before "..."
 
 
