@@ -105,6 +105,12 @@ def load_results(root: str | os.PathLike, primary_optimizer: str = "adam",
     when the history has no runs under the named primary condition."""
     root = Path(root)
     tables = {name: _read(root / f"{name}.parquet") for name in TABLES}
+    return from_tables(root, tables, primary_optimizer, primary_task)
+
+
+def from_tables(root: Path, tables: dict, primary_optimizer: str = "adam",
+                primary_task: str | None = None) -> Results:
+    """load_results on tables already in memory ({name: frame or None} for each of TABLES)."""
     summary, history = tables["summary"], tables["history"]
     if summary is not None and "status" in summary:
         # A failed run measured nothing; a diverged one did, and stays.

@@ -14,6 +14,13 @@ at init of Wortsman et al. 2023), so that an lr that blows up ranks below one
 that merely learns slowly. A best lr at an end of its grid is flagged
 ("edge: low" / "edge: high"): the optimum may lie outside the grid.
 
+A rate stopped by train.prune (a run with status pruned: it could no longer be
+the best) is never chosen, per cell nor per seed. Its runs still enter the LR
+sensitivity, at the rule's bound on their final AUC (`accuracy_auc_bound`: the
+accuracy so far, then at most `slack` above the last and rising at its recent
+pace); on the committed study that bound was about unbiased where the last
+accuracy held was not (experiments.replay measures the error).
+
 A summary with one lr per cell (results written before the grid existed)
 works the same: the best lr is the only one, and the lr views say so
 (NO_GRID). Everything here is a pure function of the frames it is given.
@@ -84,14 +91,18 @@ def chance(summary: pd.DataFrame, history: pd.DataFrame | None = None) -> pd.Ser
 
 
 def scored(summary: pd.DataFrame, history: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The summary (a fresh index) with `lr` (the lane's rate) and the validation scores `val_auc`,
+    """The summary (a fresh index) with `lr` (the lane's rate), the validation scores `val_auc`,
     `val_final`: accuracy_auc and final_val_accuracy, a diverged run at chance (its own values
-    are not kept)."""
+    are not kept), and `pruned_rate`: some run of that cell at that rate was pruned."""
     out = summary.reset_index(drop=True).assign(lr=lr_values(summary).to_numpy())  # one row, one label
+    out["pruned_rate"] = status.pruned(out).groupby([out[c] for c in CELL] + [out["lr"]],
+                                                    dropna=False).transform("any")
     broken = out.index.isin(status.diverged(out).index)
     out["chance"] = chance(out, history)
     for col, name in SCORES.items():
         values = out[col].astype(float) if col in out else pd.Series(math.nan, index=out.index)
+        if col == "accuracy_auc" and "accuracy_auc_bound" in out:
+            values = values.where(~status.pruned(out), out["accuracy_auc_bound"].astype(float))
         out[name] = values.where(~broken, out["chance"])
     return out
 
@@ -106,9 +117,12 @@ def has_grid(summary: pd.DataFrame | None) -> bool:
 
 def lr_means(sc: pd.DataFrame) -> pd.DataFrame:
     """Per (cell, lr): seed means of val_auc and val_final, seeds, diverged runs (from `scored`)."""
-    g = sc.assign(_div=sc.index.isin(status.diverged(sc).index)).groupby(CELL + ["lr"], dropna=False)
+    g = sc.assign(_div=sc.index.isin(status.diverged(sc).index),
+                  pruned_rate=sc["pruned_rate"] if "pruned_rate" in sc else False)
+    g = g.groupby(CELL + ["lr"], dropna=False)
     return g.agg(val_auc=("val_auc", "mean"), val_final=("val_final", "mean"),
-                 n=("seed", "nunique"), n_diverged=("_div", "sum")).reset_index()
+                 n=("seed", "nunique"), n_diverged=("_div", "sum"),
+                 pruned=("pruned_rate", "any")).reset_index()
 
 
 def edge_flag(best: float, grid) -> str:
@@ -120,12 +134,12 @@ def edge_flag(best: float, grid) -> str:
 
 
 def best_lrs(sc: pd.DataFrame) -> pd.DataFrame:
-    """Per cell: best_lr (highest seed-mean val_auc; a tie goes to the lower rate), its val_auc,
-    the grid, n_lrs and the edge flag."""
+    """Per cell: best_lr (highest seed-mean val_auc of the rates not pruned; a tie goes to the
+    lower rate), its val_auc, the grid, n_lrs and the edge flag."""
     rows = []
     for cell, g in lr_means(sc).groupby(CELL, sort=True):
         g = g.sort_values("lr")
-        ok = g[g["val_auc"].notna()]
+        ok = g[g["val_auc"].notna() & ~g["pruned"].astype(bool)]
         top = (ok if len(ok) else g).iloc[int(np.argmax(ok["val_auc"].to_numpy())) if len(ok) else 0]
         grid = tuple(float(x) for x in g["lr"])
         rows.append(dict(zip(CELL, cell), best_lr=float(top["lr"]), best_val_auc=float(top["val_auc"]),
@@ -161,10 +175,12 @@ def past_chance(val_auc, chance):
 
 
 def seed_best_lr(sc: pd.DataFrame) -> pd.DataFrame:
-    """Per (cell, seed): the lr with that seed's best val_auc; NaN where the best is tied, where
-    no rate took it past LEARNED_OVER_CHANCE x chance (when chance is known), or no rate has a value."""
+    """Per (cell, seed): the lr with that seed's best val_auc among the rates not pruned; NaN where
+    the best is tied, where no rate took it past LEARNED_OVER_CHANCE x chance (when chance is
+    known), or no rate has a value."""
     def pick(g: pd.DataFrame) -> float:
         v = g["val_auc"].to_numpy(dtype=float)
+        v = np.where(g["pruned_rate"], np.nan, v) if "pruned_rate" in g else v
         if not np.isfinite(v).any():
             return math.nan
         top = np.nanmax(v)

@@ -58,3 +58,13 @@ def table(summary: pd.DataFrame | None) -> pd.DataFrame:
     if "diverged_at_step" in out:
         out = out.assign(diverged_at_step=out["diverged_at_step"].astype("Int64"))
     return out.reset_index(drop=True)
+
+
+PRUNED = "pruned"  # stopped by train.prune: its rate could no longer be the best
+
+
+def pruned(summary: pd.DataFrame | None) -> pd.Series:
+    """Per row: the run was pruned (False everywhere when there is no status column)."""
+    if summary is None or "status" not in summary:
+        return pd.Series(False, index=None if summary is None else summary.index, dtype=bool)
+    return summary["status"] == PRUNED

@@ -19,6 +19,7 @@ from experiments.store.wandb_mirror import LoggerConfig, validate_logger
 from experiments.tasks import TASKS, AssocRecallConfig, MQARConfig, VectorRetrievalConfig
 from experiments.training import memory
 from experiments.training.inits import INITS
+from experiments.training.prune import PruneRule
 
 # --- attention: one schema per variant, holding only its knobs ------------------
 
@@ -133,6 +134,8 @@ class TrainConfig:
     # stop a group once every lane has reached `threshold` on validation (or has
     # diverged); `steps` is then the budget
     stop_at_threshold: bool = False
+    # stop the lanes of rates that can no longer be the best (training.prune)
+    prune: PruneRule = field(default_factory=PruneRule)
 
 
 @dataclass
@@ -258,6 +261,7 @@ def validate(cfg: DictConfig) -> None:
                "must be a finite number > 0 or null", t.clip_norm)
     _check(t.divergence_loss > 0, "train.divergence_loss", "must be > 0", t.divergence_loss)
     _check(t.n_seeds >= 1, "train.n_seeds", "must be >= 1", t.n_seeds)
+    validate_prune(t.prune, "train.prune")
 
     r = cfg.get("runtime")
     if r is not None and r.threads is not None:
@@ -268,3 +272,11 @@ def validate(cfg: DictConfig) -> None:
     validate_logger(cfg.logger)
     # last: the estimate needs every size above to be in range
     memory.check_fits(cfg)
+
+
+def validate_prune(p, key: str) -> None:
+    """Range checks on a PruneRule config (train.prune, or the replay's prune)."""
+    _check(0 <= p.min_frac <= 1, f"{key}.min_frac", "must be in [0, 1]", p.min_frac)
+    _check(math.isfinite(p.slack) and p.slack >= 0, f"{key}.slack", "must be a finite number >= 0", p.slack)
+    _check(p.window >= 1, f"{key}.window", "must be >= 1", p.window)
+    _check(p.keep_below >= 0, f"{key}.keep_below", "must be >= 0", p.keep_below)

@@ -8,8 +8,12 @@ with the run id it would have alone with optimizer.lr=r and that seed, so a
 relaunch, however it is grouped, skips what is done. A run whose summary says completed (or
 diverged), and whose files can be read, is skipped unless overwrite=true; an
 overwrite is trained beside the old run and replaces it only once it has
-finished. Each run is claimed while this job holds it (store.claim): a sweep
-running at the same time into the same results_dir skips it.
+finished. One that says pruned (train.prune stopped it: its rate could no longer
+be the best) is skipped while train.prune is on, and trained again, the whole
+budget, once it is off, replacing it the same way: train.prune is not part of the
+run id, since a lane it lets run has the same numbers either way. Each run is
+claimed while this job holds it (store.claim): a sweep running at the same time
+into the same results_dir skips it.
 """
 from __future__ import annotations
 
@@ -23,9 +27,10 @@ from omegaconf import DictConfig, OmegaConf
 
 from experiments.app import interrupt, progress, runtime
 from experiments.store import claim, results
-from experiments.store.collect import Incomplete, finished_run, is_finished
+from experiments.store.collect import ENDED, Incomplete, finished_run, is_finished
 from experiments.store.wandb_mirror import Mirror, open_run
 from experiments.training import group as grouplib
+from experiments.training import prune
 from experiments.training.group import Lane
 from experiments.training.loop import eval_steps, lanes_of, summarize, train_lanes
 
@@ -97,6 +102,7 @@ def members(cfg: DictConfig) -> list[Member]:
 def _run(cfg: DictConfig, multirun: bool) -> list[dict]:
     group = members(cfg)
     done, todo, replacing = {}, [], set()
+    skipped = results.FINISHED + (("pruned",) if prune.rule_of(cfg.train).enabled else ())
     with ExitStack() as claims:  # each run claimed until it is recorded (store.claim)
         for m in group:
             if not claims.enter_context(claim.claim(cfg.results_dir, m.rid)):
@@ -105,11 +111,11 @@ def _run(cfg: DictConfig, multirun: bool) -> list[dict]:
                 done[m.rid] = {**m.keys, "status": "claimed"}
                 continue
             finished = _finished(cfg, m)
-            if finished and not cfg.overwrite:
+            if finished and finished["status"] in skipped and not cfg.overwrite:
                 progress.say(f"skip {m.rid}: already {finished['status']}")
                 done[m.rid] = finished
                 continue
-            if finished:
+            if finished:  # replaced only once the new run has finished
                 replacing.add(m.rid)
             todo.append(m)
         if todo:
@@ -146,7 +152,7 @@ def _train_staged(cfg: DictConfig, todo: list[Member], replacing: set[str],
         for m, new, summary in zip(todo, staged, summaries):
             if m.rid not in replacing:
                 continue
-            if summary["status"] in results.FINISHED:
+            if summary["status"] in ENDED:
                 claim.swap_in(new.folder, m.folder, cfg.results_dir, m.rid)
             else:
                 claim.discard(cfg.results_dir, m.rid)

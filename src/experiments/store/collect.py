@@ -2,7 +2,7 @@
 
 Reads ${results_dir}/runs/*/ and writes ${results_dir}/summary.parquet (one
 row per run: summary metrics and the flattened config, dotted keys, and the
-run's `status`: completed | diverged | failed) and ${results_dir}/history.parquet
+run's `status`: completed | diverged | pruned | failed) and ${results_dir}/history.parquet
 (every evaluation row of every run).
 
 A run folder that cannot be read as a whole (no summary.json, a summary.json
@@ -21,7 +21,8 @@ from omegaconf import DictConfig, OmegaConf
 
 from experiments.store.results import FINISHED
 
-RECORDED = ("completed", "diverged", "failed")  # statuses a finished job writes
+RECORDED = ("completed", "diverged", "pruned", "failed")  # statuses a finished job writes
+ENDED = FINISHED + ("pruned",)  # a run with nothing left to train (pruned: while train.prune is on)
 LISTED = 5  # run ids named in a report line before "..."
 
 
@@ -102,14 +103,14 @@ def check_folder(folder: Path) -> dict:
     return summary
 
 
-def finished_run(folder: Path) -> dict | None:
-    """The summary when `folder` holds a finished run whose files can be read (train
-    skips it); None when it holds no recorded run or one to train again (failed);
-    Incomplete, saying why, when it claims to but its files cannot be read."""
+def finished_run(folder: Path, statuses: tuple[str, ...] = ENDED) -> dict | None:
+    """The summary when `folder` holds a run ended with one of `statuses` whose files can be
+    read (train skips or replaces it); None when it holds no recorded run or one to train
+    again (failed); Incomplete, saying why, when it claims to but its files cannot be read."""
     if not (folder / "summary.json").exists():
         return None
     summary = check_folder(folder)
-    return summary if summary["status"] in FINISHED else None
+    return summary if summary["status"] in statuses else None
 
 
 def is_finished(folder: Path) -> bool:

@@ -228,7 +228,7 @@ def prepare(cfg: DictConfig, lanes: list[Lane]) -> Group:
     vals = per_seed(lambda s: fixed_set(task, task_cfg, s, "val", t.n_val), seeds)
     n_queries = max(int(np.asarray(v["loss_mask"]).sum(-1).max()) for v in vals)
     val = place(stack([chunked(v, chunk) for v in vals]))
-    opt_key, train_key = _frozen(cfg.optimizer, PER_LANE_OPTIMIZER_KEYS), _frozen(t)
+    opt_key, train_key = _frozen(cfg.optimizer, PER_LANE_OPTIMIZER_KEYS), _frozen(t, ("prune",))  # host-side only
     static = (program_spec(spec), opt_key, train_key, _frozen(cfg.task), t.batch_size, n_queries,
               n_devices, lane_block(cfg))
     init, (chunk_fn, eval_fn) = _init_program(spec, opt_key, train_key), _programs(*static)

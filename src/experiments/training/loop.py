@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 from omegaconf import DictConfig
 
-from experiments.training import lane_axis
+from experiments.training import lane_axis, prune
 from experiments.training.group import Lane, devices_for, prepare, test_accuracy
 
 
@@ -34,6 +34,8 @@ class RunResult:
     n_params: int = 0
     n_seeds_vmapped: int = 1
     stopped_at_threshold: bool = False
+    pruned_at_step: int | None = None
+    auc_bound: float | None = None  # a pruned lane's bound on its final AUC (training.prune.lane_bound)
 
 
 def _host_per_lane(tree, n_lanes: int) -> list[dict]:
@@ -135,6 +137,7 @@ def _train_placed(cfg: DictConfig, lanes: list[Lane], on_eval: Callable[[int, di
     active = list(range(n_lanes))
     ended = np.zeros(n_lanes, bool)  # reached the threshold and stopped there
     kept = None  # the params of the lanes that stopped, from the step they stopped at
+    rule, pruned_rates, n_evals = prune.rule_of(t), set(), len(eval_steps(t))
     step = 0
     # A row holds the validation measurements of the params at `step` and the
     # train-step measurements (gradients, update) of the step taken from them.
@@ -172,6 +175,13 @@ def _train_placed(cfg: DictConfig, lanes: list[Lane], on_eval: Callable[[int, di
                     results[i].steps_done, ended[i] = step, True
                     results[i].stopped_at_threshold = True
                     active.remove(i)
+            # a pruned lane stops here like one at the threshold; no test accuracy (not completed)
+            for i in [] if final else prune.lanes_to_stop(
+                    [[r["accuracy"] for r in res.rows] for res in results], [lane.lr for lane in lanes],
+                    [res.status == "diverged" for res in results], active, pruned_rates, n_evals, rule):
+                results[i].status, results[i].pruned_at_step, results[i].steps_done = "pruned", step, step
+                results[i].auc_bound = prune.lane_bound([r["accuracy"] for r in results[i].rows], n_evals, rule)
+                active.remove(i)
             if final or not active:
                 break
             if len(active) < n_lanes:  # the lanes that ended skip the work from here on
@@ -201,12 +211,12 @@ def eval_steps(train_cfg) -> list[int]:
 def summarize(result: RunResult, threshold: float, budget_steps: list[int] | None = None) -> dict:
     """The summary metrics of a run from its evaluation rows.
 
-    A run that stopped at the threshold has its last accuracy held over the
+    A run that stopped at the threshold, or was pruned, has its last accuracy held over the
     rest of `budget_steps` (the evaluation grid of the whole budget) in its
     AUC, so that stopping early never lowers the area against a run that
     trained the whole budget."""
     acc = [r["accuracy"] for r in result.rows]
-    if result.stopped_at_threshold and budget_steps and acc:
+    if (result.stopped_at_threshold or result.status == "pruned") and budget_steps and acc:
         acc += [acc[-1]] * sum(1 for s in budget_steps if s > result.rows[-1]["step"])
     reached = [r["step"] for r in result.rows if r["accuracy"] >= threshold]
     return {
@@ -223,4 +233,6 @@ def summarize(result: RunResult, threshold: float, budget_steps: list[int] | Non
         "n_params": result.n_params,
         "n_seeds_vmapped": result.n_seeds_vmapped,
         "stopped_at_threshold": result.stopped_at_threshold,
+        "pruned_at_step": result.pruned_at_step,
+        "accuracy_auc_bound": result.auc_bound,
     }

@@ -1,0 +1,110 @@
+"""What a pruning replay changes: lane-steps, the chosen rates, the verdicts, the LR sensitivity.
+
+Compares the full tables of a study with the tables analysis.prune_replay makes
+of them, overall and per cell (a cell: `<optimizer>_<task>`, the name of its
+conf/cell/ file). Pure: frames in, a dict of plain numbers and lists out.
+
+- lane_steps_saved: 1 - (steps trained with pruning) / (steps trained), over every lane.
+- best_lr_agreement: the fraction of (cell, variant, d_k) whose chosen rate is unchanged.
+- auc_loss_at_choice: where the choice changes, the full-grid seed-mean val AUC of the
+  full choice minus that of the pruned choice (mean and max; 0 where nothing changes).
+- verdicts_changed: the readings (a section's verdict, or one clause's answer) that differ
+  between the verdict pipeline on the full tables and on the pruned ones (per cell: only
+  that cell's runs replaced by their pruned version).
+- lr_sensitivity_error: the largest difference, over (cell, variant, d_k), of the seed-mean
+  LR sensitivity; a pruned lane enters it at its AUC with its last accuracy held (lr_select).
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+from . import load, lr_select, verdicts_train
+
+CLAUSE = re.compile(r"(?:^|; )([^;]*?) (?:[-−0-9.e+]+ )?\[[^\]]*\] \(([^:()]+): (yes|no|unclear|few);")
+
+
+def cell_name(task: str, optimizer: str) -> str:
+    return f"{optimizer}_{task}"
+
+
+def _cells(summary: pd.DataFrame) -> list[tuple[str, str]]:
+    return sorted({(t, o) for t, o in zip(summary["task"], summary["optimizer"])})
+
+
+def readings(res: load.Results) -> dict[str, str]:
+    """{reading: answer}: each section's verdict and each clause's answer in its reason and notes."""
+    out = {}
+    for s in verdicts_train.all_sections(res):
+        out[f"{s.key}: verdict"] = s.verdict
+        clauses = [c for text in [s.reason, *s.notes] for c in CLAUSE.findall(text)]
+        for i, (label, question, answer) in enumerate(clauses):  # a label recurs across tasks: numbered
+            out[f"{s.key} #{i}: {label.strip()} ({question.strip()})"] = answer
+    return out
+
+
+def _choices(summary: pd.DataFrame, history: pd.DataFrame) -> pd.DataFrame:
+    return lr_select.best_lrs(lr_select.scored(summary, history)).set_index(lr_select.CELL)
+
+
+def choice_figures(full: pd.DataFrame, pruned: pd.DataFrame, history: pd.DataFrame,
+                   pruned_history: pd.DataFrame) -> dict:
+    """best_lr_agreement, auc_loss_at_choice and lr_sensitivity_error of one set of runs."""
+    bf, bp = _choices(full, history), _choices(pruned, pruned_history)
+    same = bf["best_lr"] == bp.reindex(bf.index)["best_lr"]
+    means = lr_select.lr_means(lr_select.scored(full, history)).set_index(lr_select.CELL + ["lr"])["val_auc"]
+    loss = np.array([bf.loc[k, "best_val_auc"] - means[(*k, bp.loc[k, "best_lr"])] for k in bf.index[~same]])
+    sf = _sensitivity(full, history)
+    sp = _sensitivity(pruned, pruned_history).reindex(sf.index)
+    gap = (sf - sp).abs()
+    return {"best_lr_agreement": float(same.mean()) if len(same) else 1.0,
+            "n_choices": int(len(same)),
+            "choices_changed": [f"{k[1]}/{k[0]} {k[2]} d_k={int(k[3])}: {bf.loc[k, 'best_lr']:g} -> "
+                                f"{bp.loc[k, 'best_lr']:g}" for k in bf.index[~same]],
+            "auc_loss_at_choice": {"mean": float(loss.mean()) if loss.size else 0.0,
+                                   "max": float(loss.max()) if loss.size else 0.0},
+            "lr_sensitivity_error": float(gap.max()) if gap.notna().any() else 0.0}
+
+
+def _sensitivity(summary: pd.DataFrame, history: pd.DataFrame) -> pd.Series:
+    """Seed-mean LR sensitivity per (cell, variant, d_k), each condition over its own common grid."""
+    parts = [lr_select.seed_sensitivity(lr_select.scored(load.at_condition(summary, c), history))
+             for c in load.conditions(summary)]
+    sens = pd.concat(parts) if parts else pd.DataFrame(columns=lr_select.CELL + ["sensitivity"])
+    return sens.groupby(lr_select.CELL)["sensitivity"].mean()
+
+
+def figures(tables: dict, pruned_summary: pd.DataFrame, pruned_history: pd.DataFrame, root,
+            primary: tuple[str, str | None]) -> dict:
+    """The replay's figures, overall and per cell (see the module docstring)."""
+    full, hist = tables["summary"], tables["history"]
+    analysed = lambda s, h: readings(load.from_tables(root, {**tables, "summary": s, "history": h}, *primary))  # noqa: E731
+    base = analysed(full, hist)
+
+    def changed(s, h) -> list[str]:
+        now = analysed(s, h)
+        return sorted(f"{k}: {base.get(k, 'absent')} -> {now.get(k, 'absent')}"
+                      for k in set(base) | set(now) if base.get(k) != now.get(k))
+
+    def one(mask_full, mask_pruned) -> dict:
+        f, p = full[mask_full], pruned_summary[mask_pruned]
+        ids = set(p["run_id"])
+        return {"lane_steps_saved": float(1 - p["steps_done"].sum() / f["steps_done"].sum()),
+                "lanes_pruned": int((p["status"] == "pruned").sum()), "lanes": int(len(p)),
+                **choice_figures(f, p, hist[hist["run_id"].isin(ids)],
+                                 pruned_history[pruned_history["run_id"].isin(ids)])}
+
+    every = np.ones(len(full), bool)
+    out = {**one(every, np.ones(len(pruned_summary), bool)),
+           "verdicts_changed": changed(pruned_summary, pruned_history), "cells": {}}
+    for task, opt in _cells(full):
+        mf = ((full["task"] == task) & (full["optimizer"] == opt)).to_numpy()
+        mp = ((pruned_summary["task"] == task) & (pruned_summary["optimizer"] == opt)).to_numpy()
+        mixed = pd.concat([full[~mf], pruned_summary[mp]], ignore_index=True)
+        ids = set(mixed["run_id"])
+        mixed_hist = pd.concat([hist[~hist["run_id"].isin(set(full.loc[mf, "run_id"]))],
+                                pruned_history[pruned_history["run_id"].isin(ids)]], ignore_index=True)
+        out["cells"][cell_name(task, opt)] = {**one(mf, mp), "verdicts_changed": changed(mixed, mixed_hist)}
+    return out

@@ -1,0 +1,64 @@
+"""The pruning replay as a job: read a study's tables, replay train.prune on them, write the figures.
+
+`run(cfg)` is what `python -m experiments.replay` runs: analysis.prune_replay
+stops the lanes the rule would have stopped, analysis.replay_figures compares
+the result with the study as trained, and ${results_dir}/pruning_replay.json
+holds the figures, overall and per cell, with the rule that made them.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+from omegaconf import DictConfig, OmegaConf
+
+from experiments.analysis import load, prune_replay, replay_figures
+from experiments.app import progress
+from experiments.app.analysis_cli import check_results_dir, folder_overrides
+from experiments.app.config import validate_prune
+from experiments.store.results import atomic_write_text
+from experiments.training.prune import PruneRule
+
+OUTPUT = "pruning_replay.json"
+
+
+def rule_of(cfg: DictConfig) -> PruneRule:
+    return PruneRule(**{**OmegaConf.to_container(cfg.prune), "enabled": True})
+
+
+def validate(cfg: DictConfig) -> None:
+    """results_dir holds a summary and a history table; the rule's options are in range."""
+    root = check_results_dir(str(cfg.results_dir))
+    for name in ("summary", "history"):
+        if not (root / f"{name}.parquet").is_file():
+            raise ValueError(f"results_dir: {str(root)!r} has no {name}.parquet (run experiments.collect first)")
+    validate_prune(cfg.prune, "prune")
+
+
+def _primary(cfg: DictConfig) -> tuple[str, str | None]:
+    """(primary_optimizer, primary_task): the command line's, else the folder's analysis.yaml."""
+    given = dict(a.split("=", 1) for a in folder_overrides(str(cfg.results_dir), []))
+    optimizer = cfg.primary_optimizer or given.get("primary_optimizer", "adam")
+    task = cfg.primary_task or given.get("primary_task")
+    return optimizer, None if task in (None, "null") else task
+
+
+def run(cfg: DictConfig) -> dict:
+    root = Path(cfg.results_dir)
+    tables = {name: load._read(root / f"{name}.parquet") for name in load.TABLES}
+    rule = rule_of(cfg)
+    summary, history = prune_replay.replay(tables["summary"], tables["history"], rule)
+    out = {"rule": dataclasses.asdict(rule), "tuning_cell": cfg.tuning_cell,
+           **replay_figures.figures(tables, summary, history, root, _primary(cfg))}
+    atomic_write_text(root / OUTPUT, json.dumps(out, indent=2) + "\n")
+    for name, c in out["cells"].items():
+        role = "tuning" if name == cfg.tuning_cell else "held out"
+        progress.say(f"{name} ({role}): lane-steps saved {c['lane_steps_saved']:.3f}, best lr agreement "
+                     f"{c['best_lr_agreement']:.3f}, AUC lost at choice max {c['auc_loss_at_choice']['max']:.4f}, "
+                     f"{len(c['verdicts_changed'])} verdict readings changed, LR sensitivity error "
+                     f"{c['lr_sensitivity_error']:.4f}")
+    progress.say(f"overall: lane-steps saved {out['lane_steps_saved']:.3f}, best lr agreement "
+                 f"{out['best_lr_agreement']:.3f}, {len(out['verdicts_changed'])} verdict readings changed; "
+                 f"wrote {root / OUTPUT}")
+    return out
