@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from . import lr_select
+from .consistency import mixed_cell
 
 VARIANTS = ("scaled", "unscaled", "additive", "mup", "qk_norm", "cosine", "ssmax")
 EXTRA_VARIANTS = ("mup", "qk_norm", "cosine", "ssmax")
@@ -60,6 +61,10 @@ TABLES = {
 }
 
 
+# whole numbers the readers index and group by: a NaN there cannot be a d_k or a step
+WHOLE_COLUMNS = ("d_k", "seed", "step", "n", "n_keys")
+
+
 class ResultsFileError(ValueError):
     """A table of the results folder that cannot be read; the message names the file."""
 
@@ -86,6 +91,10 @@ def _read(path: Path) -> pd.DataFrame | None:
     if missing:
         raise ResultsFileError(f"{path}: not a {path.stem} table (missing column"
                                f"{'s' if len(missing) > 1 else ''} {', '.join(missing)}); {rebuild}")
+    for column in (c for c in WHOLE_COLUMNS if c in df.columns):
+        if df[column].isna().any():
+            raise ResultsFileError(f"{path}: column {column} is empty (NaN) in {int(df[column].isna().sum())} "
+                                   f"of {len(df)} rows; {rebuild}")
     return df
 
 
@@ -114,6 +123,10 @@ def load_results(root: str | os.PathLike, primary_optimizer: str = "adam",
             history = history[~history["run_id"].isin(failed)]
     probe = with_grad_aliases(tables["probe"])
     summary, history, width_summary, width_history = split_width(summary, history)
+    for runs in (summary, width_summary):
+        mixed = mixed_cell(runs)
+        if mixed:
+            raise ResultsFileError(f"{root / 'summary.parquet'}: {mixed}")
     history_all = history
     if history is not None and lr_select.has_grid(summary):
         history = history[history["run_id"].isin(set(lr_select.at_best(summary, history)["run_id"]))]

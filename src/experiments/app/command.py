@@ -13,12 +13,13 @@ from omegaconf import DictConfig
 
 from experiments.app import interrupt
 from experiments.app.errors import CONF_DIR
-from experiments.app.preflight import Validator, check_command_line
+from experiments.app.preflight import SweepValidator, Validator, check_command_line
 
 
-def make_main(config_name: str, run: Callable[[DictConfig], object],
-              validate: Validator) -> Callable[[], None]:
-    """A console entry point: pre-flight, then `run(cfg)` under hydra.main."""
+def make_main(config_name: str, run: Callable[[DictConfig], object], validate: Validator,
+              validate_sweep: SweepValidator | None = None) -> Callable[[], None]:
+    """A console entry point: pre-flight (each job, then `validate_sweep` over all
+    of them), then `run(cfg)` under hydra.main."""
     import hydra
 
     @hydra.main(config_path=CONF_DIR, config_name=config_name, version_base="1.3")
@@ -30,7 +31,7 @@ def make_main(config_name: str, run: Callable[[DictConfig], object],
         # jax logs at INFO that it found no TPU; Hydra's logging setup would show it
         logging.getLogger("jax._src.xla_bridge").setLevel(logging.WARNING)
         with interrupt.guard(config_name), interrupt.deferred():  # Ctrl-C in the pre-flight too
-            jobs_here = check_command_line(config_name, sys.argv[1:], validate)
+            jobs_here = check_command_line(config_name, sys.argv[1:], validate, validate_sweep)
             # a launcher that runs the jobs in other processes leaves this one waiting
             # on them, in the launcher's code: a stop must reach it at once
             with nullcontext() if jobs_here else interrupt.interruptible():

@@ -26,6 +26,15 @@ def fail(message: str) -> None:
     raise SystemExit(EXIT_USAGE)
 
 
+EXIT_ENVIRONMENT = 1
+
+
+def fault(message: str) -> None:
+    """A fault of the environment, not of the input: `error: <message>` as one line, exit 1."""
+    line = " ".join(part.strip() for part in str(message).splitlines() if part.strip())
+    print(f"error: {line}", file=sys.stderr, flush=True)
+    raise SystemExit(EXIT_ENVIRONMENT)
+
 
 def _first_line(text: str) -> str:
     return text.strip().splitlines()[0] if text.strip() else text
