@@ -27,12 +27,12 @@ import pandas as pd
 import pytest
 
 from experiments import collect, cost, dashboard, plot, probe, report
-from experiments.app import config, errors, preflight, ranges
+from experiments.app import bench_job, config, errors, preflight, ranges
 from experiments.training import memory
 
 ALL_VARIANTS = ", ".join(sorted(config.ATTENTION_SCHEMAS))
 PREFLIGHT = {"train": config.validate, "probe": probe.validate, "cost": cost.validate,
-             "collect": collect.validate}
+             "collect": collect.validate, "bench": bench_job.validate}
 SWEEP = {"train": ranges.validate_jobs}  # checks over all the jobs of a command line
 ANALYSIS = {"plot": plot.main, "report": report.main, "dashboard": dashboard.main}
 

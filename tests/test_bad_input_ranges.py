@@ -90,11 +90,11 @@ CASES = [
          **SUBPROCESS),
     Case("train", ("-m", "seed=0,3,5", "train.n_seeds=3"), "seed", "swept seeds 3 and 5 overlap"),
     # tables with NaN where a whole number belongs
-    Case("report", ("results_dir={tmp}/res",), "{tmp}/res/summary.parquet", "column d_k is empty (NaN)",
+    Case("report", ("results_dir={tmp}/res",), "{tmp}/res/summary.parquet", "column d_k must hold whole numbers >= 1; 1 of 2 rows hold 'nan'",
          nan_in("summary", "d_k"), **SUBPROCESS),
-    Case("plot", ("results_dir={tmp}/res",), "{tmp}/res/history.parquet", "column step is empty (NaN)",
+    Case("plot", ("results_dir={tmp}/res",), "{tmp}/res/history.parquet", "column step must hold whole numbers >= 0",
          nan_in("history", "step")),
-    Case("dashboard", ("results_dir={tmp}/res",), "{tmp}/res/probe.parquet", "column seed is empty (NaN)",
+    Case("dashboard", ("results_dir={tmp}/res",), "{tmp}/res/probe.parquet", "column seed must hold whole numbers >= 0",
          nan_in("probe", "seed")),
     # a results folder's own analysis.yaml
     Case("report", ("results_dir={tmp}/res",), "{tmp}/res/analysis.yaml", "not readable as YAML",
@@ -103,6 +103,20 @@ CASES = [
          "primary_task: must be a name or null", folder_yaml("primary_task: {a: 1}\n")),
     Case("dashboard", ("results_dir={tmp}/res",), "{tmp}/res/analysis.yaml", "may set only",
          folder_yaml("primary_tsk: mqar\n")),
+    # found beyond the list
+    Case("bench", ("min_time_s=nan",), "min_time_s", "finite number > 0"),
+    Case("bench", ("d_k=99999999",), "d_k", "train.n_val: this configuration needs about"),
+    Case("bench", ("heavy=['d_k=0']",), "heavy", "d_k: must be >= 1"),
+    Case("bench", ("heavy=[d_k=0]",), "heavy=[d_k=0]", "quote each element: \"heavy=['d_k=0']\""),
+    Case("train", ("results_dir=res(1)",), "results_dir=res(1)", "quote the value: \"results_dir='res(1)'\""),
+    Case("probe", ("seeds=[1,1]",), "seeds", "must not repeat a seed"),
+    Case("report", ("results_dir={tmp}/res",), "{tmp}/res/summary.parquet", "run_id 'r' appears more than once",
+         lambda root: write_table(root / "res" / "summary.parquet", pd.DataFrame([FULL_ROWS["summary"]] * 2))),
+    Case("plot", ("results_dir={tmp}/res",), "{tmp}/res/history.parquet", "(str column)",
+         lambda root: write_table(root / "res" / "history.parquet",
+                                  pd.DataFrame([{**FULL_ROWS["history"], "d_k": "8"}]))),
+    Case("dashboard", ("results_dir={tmp}/res",), "{tmp}/res/probe.parquet", "d_k must hold whole numbers >= 1",
+         lambda root: write_table(root / "res" / "probe.parquet", pd.DataFrame([{**FULL_ROWS["probe"], "d_k": -8}]))),
 ]
 
 

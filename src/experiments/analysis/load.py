@@ -61,8 +61,11 @@ TABLES = {
 }
 
 
-# whole numbers the readers index and group by: a NaN there cannot be a d_k or a step
-WHOLE_COLUMNS = ("d_k", "seed", "step", "n", "n_keys")
+# whole numbers the readers index and group by (with their least value): a NaN, a
+# string or a fraction there cannot be a d_k or a step
+WHOLE_COLUMNS = {"d_k": 1, "seed": 0, "step": 0, "n": 1, "n_keys": 1}
+# what identifies a row: a run listed twice would count as two seeds
+ROW_KEYS = {"summary": ["run_id"], "history": ["run_id", "step"]}
 
 
 class ResultsFileError(ValueError):
@@ -91,10 +94,21 @@ def _read(path: Path) -> pd.DataFrame | None:
     if missing:
         raise ResultsFileError(f"{path}: not a {path.stem} table (missing column"
                                f"{'s' if len(missing) > 1 else ''} {', '.join(missing)}); {rebuild}")
-    for column in (c for c in WHOLE_COLUMNS if c in df.columns):
-        if df[column].isna().any():
-            raise ResultsFileError(f"{path}: column {column} is empty (NaN) in {int(df[column].isna().sum())} "
-                                   f"of {len(df)} rows; {rebuild}")
+    for column, least in WHOLE_COLUMNS.items():
+        if column in df.columns:
+            numeric = pd.api.types.is_numeric_dtype(df[column]) and not pd.api.types.is_bool_dtype(df[column])
+            values = pd.to_numeric(df[column], errors="coerce").astype(float) if numeric else None
+            bad = (~(np.isfinite(values) & (values == values.round()) & (values >= least)) if numeric
+                   else pd.Series(True, index=df.index))
+            if bad.any():
+                raise ResultsFileError(f"{path}: column {column} must hold whole numbers >= {least}; "
+                                       f"{int(bad.sum())} of {len(df)} rows hold {str(df[column][bad].iloc[0])!r}"
+                                       f"{'' if numeric else f' ({df[column].dtype} column)'}; {rebuild}")
+    keys = ROW_KEYS.get(path.stem)
+    if keys and df.duplicated(keys).any():
+        first = df[df.duplicated(keys)].iloc[0]
+        raise ResultsFileError(f"{path}: {', '.join(f'{k} {first[k]!r}' for k in keys)} appears more than "
+                               f"once (a run counted twice); {rebuild}")
     return df
 
 

@@ -4,6 +4,7 @@ figures against their targets. `python -m experiments.bench` runs it."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import platform
 import shutil
@@ -68,9 +69,15 @@ def validate(cfg: DictConfig) -> None:
     if not cfg.lane_counts or min(cfg.lane_counts) < 1 or 1 not in cfg.lane_counts:
         raise ValueError(f"lane_counts: must be a list of counts >= 1 that holds 1, "
                          f"got {list(cfg.lane_counts)!r}")
-    if cfg.min_time_s <= 0:
-        raise ValueError(f"min_time_s: must be > 0, got {cfg.min_time_s!r}")
-    _train_cfg(cfg, [])  # the base overrides must compose
+    if not (math.isfinite(cfg.min_time_s) and cfg.min_time_s > 0):
+        raise ValueError(f"min_time_s: must be a finite number > 0, got {cfg.min_time_s!r}")
+    # every training config the bench builds composes, is in range and fits in memory
+    for key, extra in (("d_k", [f"d_k={cfg.d_k}", f"train.n_seeds={cfg.n_seeds}"]),
+                       ("peak_d_k", [f"d_k={cfg.peak_d_k}"]), ("heavy", list(cfg.heavy))):
+        try:
+            _train_cfg(cfg, extra)
+        except ValueError as exc:
+            raise ValueError(f"{key}: {str(exc).removeprefix('train: ')}") from None
     try:
         swept = preflight.expand_overrides(list(cfg.claim_quick_overrides))
     except ConfigError as exc:

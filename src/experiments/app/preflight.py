@@ -77,6 +77,20 @@ def path_exists(path: Path) -> bool:
         return False
 
 
+def _quote_hint(line: str) -> str:
+    """How to quote a value that Hydra's grammar refuses: a list element holding '=' or a
+    value with characters the grammar reserves (~, spaces, brackets in a path)."""
+    key, eq, value = line.partition("=")
+    if not eq or not value:
+        return ""
+    if value.startswith("[") and value.endswith("]"):
+        items = ",".join(f"'{v.strip()}'" for v in value[1:-1].split(","))
+        return f"; quote each element: \"{key}=[{items}]\""
+    if value[0] in "[{":  # an unclosed list or dict: quoting would not help
+        return ""
+    return f"; quote the value: \"{key}='{value}'\""
+
+
 def _try_writing(key: str, text: str, folder: Path, is_target: bool) -> None:
     """Permission bits can say yes where the file system says no (a read-only
     mount; /proc for root): make and remove a probe folder to be sure, then
@@ -117,7 +131,8 @@ def expand_overrides(overrides: list[str]) -> list[tuple[str, list[str]]]:
         try:
             [o] = parser.parse_overrides(overrides=[line])
         except Exception as exc:  # Hydra's override grammar
-            raise ConfigError(f"{line}: not a key=value override ({_first_line(str(exc))})") from None
+            raise ConfigError(f"{line}: not a key=value override ({_first_line(str(exc))}){_quote_hint(line)}") \
+                from None
         key = o.get_key_element()
         if o.is_sweep_override():
             expanded.append((key, [f"{key}={v}" for v in o.sweep_string_iterator()]))

@@ -133,6 +133,8 @@ def validate(cfg: DictConfig) -> None:
     _check(0 <= cfg.seed <= SEED_MAX, "seed", f"must be in [0, {SEED_MAX}]", cfg.seed)
     _check(all(0 <= s <= SEED_MAX for s in cfg.seeds), "seeds", f"must all be in [0, {SEED_MAX}]",
            list(cfg.seeds))
+    _check(len(set(cfg.seeds)) == len(cfg.seeds), "seeds", "must not repeat a seed (each is one sample)",
+           list(cfg.seeds))
 
 
 # --- drawing rows ---------------------------------------------------------------
