@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from fixtures_results import write_synthetic_results
-from test_bad_input import FULL_ROWS, SUBPROCESS, Case, case_id, check_case, write_table
+from test_bad_input import FULL_ROWS, SUBPROCESS, Case, a_file, case_id, check_case, write_table
 
 from experiments import report
 from experiments.analysis import load
@@ -110,6 +110,13 @@ CASES = [
     Case("bench", ("heavy=[d_k=0]",), "heavy=[d_k=0]", "quote each element: \"heavy=['d_k=0']\""),
     Case("train", ("results_dir=res(1)",), "results_dir=res(1)", "quote the value: \"results_dir='res(1)'\""),
     Case("probe", ("seeds=[1,1]",), "seeds", "must not repeat a seed"),
+    Case("probe", ("n_keys=100000000",), "n_keys", "GB (estimated)"),
+    Case("train", ("experiment=",), "experiment", "needs an option name; allowed: claim_full"),
+    Case("train", ("hydra.run.dir=/proc/nope",), "hydra.run.dir", "cannot be created: /proc", **SUBPROCESS),
+    Case("probe", ("hydra.run.dir={tmp}/afile/x",), "hydra.run.dir", "is a file, not a folder", a_file),
+    Case("train", ("-m", "seed=0,1", "hydra.sweep.dir=/proc/nope"), "hydra.sweep.dir", "cannot be created: /proc"),
+    Case("train", ("hydra.job.chdir=true",), "hydra.job.chdir", "must be false"),
+    Case("probe", ("d_ks=[10000000]",), "d_ks", "lower n_keys, n_rows or d_ks"),
     Case("report", ("results_dir={tmp}/res",), "{tmp}/res/summary.parquet", "run_id 'r' appears more than once",
          lambda root: write_table(root / "res" / "summary.parquet", pd.DataFrame([FULL_ROWS["summary"]] * 2))),
     Case("plot", ("results_dir={tmp}/res",), "{tmp}/res/history.parquet", "(str column)",

@@ -234,11 +234,26 @@ def _validate_or_fail(validate: Validator, cfg: DictConfig, multirun: bool) -> N
     try:
         if "results_dir" in cfg:
             check_output_dir("results_dir", cfg.results_dir)
+        _check_hydra_keys(cfg, multirun)
         validate(cfg)
     except (ValueError, ConfigError) as exc:
         fail(str(exc))
     except OmegaConfBaseException as exc:  # a validator reading a key the config lacks
         fail(explain(exc))
+
+
+def _check_hydra_keys(cfg: DictConfig, multirun: bool) -> None:
+    """The folder Hydra writes its logs to, and the working folder the job keeps."""
+    if OmegaConf.select(cfg, "hydra.job.chdir"):
+        raise ConfigError("hydra.job.chdir: must be false (results_dir is read from the folder the "
+                          "command starts in), got True")
+    key = "hydra.sweep.dir" if multirun else "hydra.run.dir"
+    try:
+        folder = OmegaConf.select(cfg, key)
+    except Exception:  # noqa: BLE001 - an interpolation only a running Hydra resolves
+        return
+    if folder is not None:
+        check_output_dir(key, folder)
 
 
 def check_command_line(config_name: str, argv: list[str], validate: Validator,

@@ -66,6 +66,7 @@ from experiments.instruments import theory
 from experiments.instruments.probe_task import measure_task
 from experiments.tasks import TASKS
 from experiments.tasks.common import SEED_MAX
+from experiments.training import memory
 from experiments.training.inits import INITS, init_projection, init_variance
 
 VARIANT_ORDER = ("scaled", "unscaled", "additive", "mup", "qk_norm", "cosine", "ssmax")
@@ -135,6 +136,13 @@ def validate(cfg: DictConfig) -> None:
            list(cfg.seeds))
     _check(len(set(cfg.seeds)) == len(cfg.seeds), "seeds", "must not repeat a seed (each is one sample)",
            list(cfg.seeds))
+    # every row is drawn at once (draw_rows), then measured with its logits, weights and gradients
+    width = max(cfg.d_ks) + cfg.d_v + cfg.d_model + cfg.queries_per_batch
+    need = 3 * 4 * (cfg.n_rows // cfg.queries_per_batch) * (cfg.n_keys + cfg.queries_per_batch) * width
+    have, source = memory.available_bytes()
+    key = "d_ks" if max(cfg.d_ks) > cfg.n_keys else "n_keys"  # the larger factor
+    _check(have is None or need <= have, key, f"the rows need about {need / 1e9:.1f} GB (estimated), "
+           f"{source} allows {(have or 0) / 1e9:.1f} GB; lower n_keys, n_rows or d_ks", cfg[key])
 
 
 # --- drawing rows ---------------------------------------------------------------
