@@ -77,6 +77,9 @@ CASES = [
     Case("train", ("results_dir={tmp}/res",), "results_dir", "runs' is a file, not a folder", runs_is_a_file),
     # a comma in a value of a single run
     Case("train", ("results_dir={tmp}/a,b",), "results_dir", "quote it: \"results_dir='", **SUBPROCESS),
+    Case("dashboard", ("results_dir={tmp}/a,b",), "results_dir", "quote it: \"results_dir='"),
+    Case("report", ("results_dir={tmp}/res", "+x=1"), "x", "unknown key; allowed: results_dir",
+         nan_in("summary", "d_k")),
     # the memory limit's variable
     Case("train", (), memory.LIMIT_ENV, "finite number of GB > 0", env={memory.LIMIT_ENV: "inf"},
          **SUBPROCESS),

@@ -25,7 +25,7 @@ from omegaconf import OmegaConf
 from experiments.analysis import load
 from experiments.store.collect import RECORDED, run_folders
 from experiments.app.errors import CONF_DIR, ConfigError, explain
-from experiments.app.preflight import check_output_dir, check_path_length, path_exists
+from experiments.app.preflight import check_output_dir, check_path_length, check_single_values, path_exists
 
 
 @dataclass
@@ -71,8 +71,12 @@ def folder_overrides(results_dir: str, argv: Sequence[str]) -> list[str]:
 
 
 def compose_config(argv: Sequence[str]) -> AnalysisConfig:
+    check_single_values(list(argv))
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3", job_name="analysis"):
         cfg = _compose(list(argv))
+        unknown = sorted(set(cfg.keys()) - set(AnalysisConfig.__dataclass_fields__))
+        if unknown:
+            raise ConfigError(f"{unknown[0]}: unknown key; allowed: {', '.join(AnalysisConfig.__dataclass_fields__)}")
         extra = folder_overrides(str(cfg.results_dir), argv)
         if extra:
             try:

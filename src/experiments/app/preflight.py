@@ -175,14 +175,14 @@ def preflight(config_name: str, argv: list[str], validate: Validator,
     return _check_jobs(config_name, argv, validate, validate_sweep)[0]
 
 
-def _single_run_sweep(cli: list[tuple[str, list[str]]]) -> None:
-    """Several values without -m: Hydra says "Ambiguous value"; a comma in a path is the
-    usual cause, and quoting keeps it."""
-    for key, vals in cli:
+def check_single_values(overrides: list[str]) -> None:
+    """ConfigError for several values without -m: Hydra says "Ambiguous value"; a comma in
+    a path is the usual cause, and quoting keeps it."""
+    for key, vals in expand_overrides(overrides):
         if len(vals) > 1:
             text = ",".join(v.split("=", 1)[1] for v in vals)
-            fail(f"{key}: {text!r} is a list of {len(vals)} values, which only a sweep (-m) takes; "
-                 f"for one value with a comma, quote it: \"{key}='{text}'\"")
+            raise ConfigError(f"{key}: {text!r} reads as {len(vals)} values (a sweep, for -m); "
+                              f"for one value with a comma, quote it: \"{key}='{text}'\"")
 
 
 def _check_jobs(config_name: str, argv: list[str], validate: Validator,
@@ -194,7 +194,10 @@ def _check_jobs(config_name: str, argv: list[str], validate: Validator,
     args = parse_args(argv)
     cli = _expand(args.overrides)
     if not args.multirun:
-        _single_run_sweep(cli)
+        try:
+            check_single_values(args.overrides)
+        except ConfigError as exc:
+            fail(str(exc))
     GlobalHydra.instance().clear()
     composed: list[DictConfig] = []
     n_jobs = math.prod(len(vals) for _, vals in cli)
