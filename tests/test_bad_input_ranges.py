@@ -233,3 +233,14 @@ def test_runs_of_other_budgets_are_not_pooled_into_one_cell(tmp_path, capsys):
                    "seeds of one cell; collect each train.steps into its own results_dir, or re-run them "
                    "at one value\n")
     assert not (root / "REPORT.md").exists()
+
+
+def test_an_output_in_the_way_is_one_line_and_keeps_the_tables(tmp_path, capsys):
+    root = write_synthetic_results(tmp_path / "res")
+    (root / "REPORT.md").mkdir()
+    tables = {p.name: p.read_bytes() for p in root.glob("*.parquet")}
+    assert report.main([f"results_dir={root}"]) == errors.EXIT_ENVIRONMENT
+    err = capsys.readouterr().err
+    assert err == f"error: report: cannot write {root / 'REPORT.md'} (Is a directory); nothing of the tables " \
+                  "was changed\n"
+    assert {p.name: p.read_bytes() for p in root.glob("*.parquet")} == tables

@@ -125,6 +125,11 @@ def entry(name: str, task: Callable[[load.Results], None], argv: Sequence[str] |
         task(results)
     except (ConfigError, load.ResultsFileError) as e:
         return _usage_error(str(e))
+    except OSError as e:  # an output in the way (a folder named REPORT.md), a full disk
+        where = e.filename2 or e.filename
+        print(f"error: {name}: cannot write {where} ({e.strerror or type(e).__name__}); nothing of "
+              f"the tables was changed", file=sys.stderr)
+        return 1
     except Exception as e:
         if os.environ.get("HYDRA_FULL_ERROR") == "1":
             raise
