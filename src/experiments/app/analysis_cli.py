@@ -120,9 +120,8 @@ def entry(name: str, task: Callable[[load.Results], None], argv: Sequence[str] |
         return _usage_error(explain(e))
     try:
         check_results_dir(cfg.results_dir)
-        results = load_configured(cfg)
-        warn_untabled(Path(cfg.results_dir))
-        task(results)
+        task(load_configured(cfg))
+        warn_untabled(Path(cfg.results_dir))  # last: an error stays the one line
     except (ConfigError, load.ResultsFileError) as e:
         return _usage_error(str(e))
     except OSError as e:  # an output in the way (a folder named REPORT.md), a full disk
