@@ -31,14 +31,16 @@ def mixed_cell(summary: pd.DataFrame | None) -> str | None:
     if summary is None or not set(CELL) <= set(summary.columns):
         return None
     for column in identity_columns(summary.columns):
-        values = summary[column].astype(str).replace({"None": "nan", "<NA>": "nan"})
+        given = summary[column]
         if column in LATER_DEFAULTS:  # runs recorded before the key existed had its default
-            values = values.replace("nan", str(LATER_DEFAULTS[column]))
+            given = given.where(given.notna(), LATER_DEFAULTS[column])
+        # a run without the key (recorded before it existed) is compared on the others only
+        values = given.astype(str).where(given.notna())
         cells = values.groupby([summary[c] for c in CELL])
         counts = cells.nunique()
         if (counts > 1).any():
             cell = counts[counts > 1].index[0]
-            seen = sorted(cells.get_group(cell).unique())
+            seen = sorted(cells.get_group(cell).dropna().unique())
             return (f"the runs of {cell[2]} d_k={cell[3]} {cell[0]}/{cell[1]} differ in {column} "
                     f"({', '.join(seen)}) and would be pooled as seeds of one cell; collect each "
                     f"{column} into its own results_dir, or re-run them at one value")
