@@ -220,6 +220,8 @@ def test_runs_of_other_budgets_are_not_pooled_into_one_cell(tmp_path, capsys):
     summary = pd.read_parquet(root / "summary.parquet").assign(**{"train.steps": 300, "logger.mode": "offline"})
     summary.loc[summary.index[1:], "logger.mode"] = "online"  # not part of a run's identity
     summary.to_parquet(root / "summary.parquet")
+    summary.loc[summary.index[2], "train.steps"] = None  # recorded before the key existed
+    summary.to_parquet(root / "summary.parquet")
     load.load_results(root)  # one budget: loads
     first = summary.iloc[0]
     summary.loc[summary.index[0], "train.steps"] = 100

@@ -35,7 +35,7 @@ def mixed_cell(summary: pd.DataFrame | None) -> str | None:
         if column in LATER_DEFAULTS:  # runs recorded before the key existed had its default
             given = given.where(given.notna(), LATER_DEFAULTS[column])
         # a run without the key (recorded before it existed) is compared on the others only
-        values = given.astype(str).where(given.notna())
+        values = given.map(_text, na_action="ignore")
         cells = values.groupby([summary[c] for c in CELL])
         counts = cells.nunique()
         if (counts > 1).any():
@@ -45,3 +45,8 @@ def mixed_cell(summary: pd.DataFrame | None) -> str | None:
                     f"({', '.join(seen)}) and would be pooled as seeds of one cell; collect each "
                     f"{column} into its own results_dir, or re-run them at one value")
     return None
+
+
+def _text(value) -> str:
+    """A value as the user wrote it: 300, not the 300.0 of a column that also holds NaN."""
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
