@@ -108,6 +108,8 @@ CASES = [
     Case("bench", ("min_time_s=nan",), "min_time_s", "finite number > 0"),
     Case("bench", ("d_k=99999999",), "d_k", "train.n_val: this configuration needs about"),
     Case("bench", ("heavy=['d_k=0']",), "heavy", "d_k: must be >= 1"),
+    Case("bench", ("lane_counts=[1,10000000]",), "lane_counts", "lanes need about"),
+    Case("bench", ("matmul_sizes=[10000000]",), "matmul_sizes", "GB, "),
     Case("bench", ("heavy=[d_k=0]",), "heavy=[d_k=0]", "quote each element: \"heavy=['d_k=0']\""),
     Case("train", ("results_dir=res(1)",), "results_dir=res(1)", "quote the value: \"results_dir='res(1)'\""),
     Case("probe", ("seeds=[1,1]",), "seeds", "must not repeat a seed"),
