@@ -58,6 +58,7 @@ CASES = [
     Case("train", ("runtime.compile_cache_dir=",), "runtime.compile_cache_dir", "non-empty path or null"),
     Case("train", (f"seed={SEED_MAX + 1}",), "seed", f"[0, {SEED_MAX}]"),
     Case("train", (f"seed={SEED_MAX}", "train.n_seeds=2"), "seed", f"[0, {SEED_MAX - 1}]"),
+    Case("train", (f"train.n_seeds={SEED_MAX + 1}",), "train.n_seeds", f"<= {SEED_MAX}"),
     Case("probe", (f"seed={SEED_MAX + 1}",), "seed", f"[0, {SEED_MAX}]"),
     Case("probe", ("seeds=[0,-1]",), "seeds", f"[0, {SEED_MAX}]"),
     Case("cost", ("seed=-1",), "seed", f"[0, {SEED_MAX}]"),

@@ -254,6 +254,7 @@ def validate(cfg: DictConfig) -> None:
                "must be a finite number > 0 or null", t.clip_norm)
     _check(t.divergence_loss > 0, "train.divergence_loss", "must be > 0", t.divergence_loss)
     _check(t.n_seeds >= 1, "train.n_seeds", "must be >= 1", t.n_seeds)
+    _check(t.n_seeds <= ranges.SEED_MAX, "train.n_seeds", f"must be <= {ranges.SEED_MAX}", t.n_seeds)
     ranges.check_seed("seed", cfg.seed, last=t.n_seeds - 1)
 
     ranges.validate_runtime(cfg.get("runtime"))
