@@ -27,12 +27,13 @@ import pandas as pd
 import pytest
 
 from experiments import collect, cost, dashboard, plot, probe, report
-from experiments.app import config, errors, preflight
+from experiments.app import bench_job, config, errors, preflight, ranges
 from experiments.training import memory
 
 ALL_VARIANTS = ", ".join(sorted(config.ATTENTION_SCHEMAS))
 PREFLIGHT = {"train": config.validate, "probe": probe.validate, "cost": cost.validate,
-             "collect": collect.validate}
+             "collect": collect.validate, "bench": bench_job.validate}
+SWEEP = {"train": ranges.validate_jobs}  # checks over all the jobs of a command line
 ANALYSIS = {"plot": plot.main, "report": report.main, "dashboard": dashboard.main}
 
 
@@ -291,7 +292,8 @@ def _in_process(case: Case, args: list[str], capsys) -> tuple[int, str, str]:
         code = ANALYSIS[case.command](args)
     else:
         with pytest.raises(SystemExit) as stop:
-            preflight.check_command_line(case.command, args, PREFLIGHT[case.command])
+            preflight.check_command_line(case.command, args, PREFLIGHT[case.command],
+                                         SWEEP.get(case.command))
         code = stop.value.code
     out, err = capsys.readouterr()
     return code, out, err
@@ -312,8 +314,17 @@ def _pretend_not_root(monkeypatch, tmp: Path) -> None:
                         if Path(p) == tmp / "ro" and mode & os.W_OK else real(p, mode, *a, **k))
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id + (" [subprocess]" if c.subprocess else ""))
+def case_id(case: Case) -> str:
+    return case.id + (" [subprocess]" if case.subprocess else "")
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(case, tmp_path, monkeypatch, capsys):
+    check_case(case, tmp_path, monkeypatch, capsys)
+
+
+def check_case(case: Case, tmp_path: Path, monkeypatch, capsys) -> None:
+    """Run `case`: one line naming its key, exit 2, no traceback, nothing written."""
     if case.setup:
         case.setup(tmp_path)
     before = snapshot(tmp_path)

@@ -108,7 +108,7 @@ def test_claim_quick_overrides_take_hydras_grammar():
 @pytest.mark.parametrize("key, value, message", [
     ("n_seeds", 0, "n_seeds: must be >= 1"),
     ("matmul_sizes", [], "matmul_sizes: must be a non-empty list"),
-    ("min_time_s", 0.0, "min_time_s: must be > 0"),
+    ("min_time_s", 0.0, "min_time_s: must be a finite number > 0"),
     ("lane_rounds", 0, "lane_rounds: must be >= 1"),
     ("train", ["attention=nope"], "train: attention: unknown option 'nope'"),
     ("claim_quick_overrides", ["d_k"], "claim_quick_overrides: each must be key=value"),

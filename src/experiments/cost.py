@@ -8,7 +8,7 @@ and prints the table.
 """
 from __future__ import annotations
 
-from experiments.app import interrupt
+from experiments.app import interrupt, runtime
 
 interrupt.watch_imports()  # before the heavy imports below (see app.interrupt)
 
@@ -44,6 +44,7 @@ def run(cfg: DictConfig) -> pd.DataFrame:
     from rich.console import Console
 
     validate(cfg)
+    runtime.check_platform()  # before anything is written
     console = Console(width=140)
     t0 = time.perf_counter()
     frame = benchmark(cfg, log=console.log if cfg.progress else (lambda *_: None))

@@ -19,10 +19,11 @@ from experiments.app import interrupt
 interrupt.watch_imports()  # before the heavy imports below (see app.interrupt)
 
 from experiments.app import config as schemas  # registers the schemas
+from experiments.app import ranges
 from experiments.app.command import make_main
 from experiments.app.train_job import run
 
-main = make_main("train", run, schemas.validate)
+main = make_main("train", run, schemas.validate, ranges.validate_jobs)
 
 if __name__ == "__main__":
     main()

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from . import lr_select
+from .consistency import mixed_cell
 
 VARIANTS = ("scaled", "unscaled", "additive", "mup", "qk_norm", "cosine", "ssmax")
 EXTRA_VARIANTS = ("mup", "qk_norm", "cosine", "ssmax")
@@ -60,6 +61,13 @@ TABLES = {
 }
 
 
+# whole numbers the readers index and group by (with their least value): a NaN, a
+# string or a fraction there cannot be a d_k or a step
+WHOLE_COLUMNS = {"d_k": 1, "seed": 0, "step": 0, "n": 1, "n_keys": 1}
+# what identifies a row: a run listed twice would count as two seeds
+ROW_KEYS = {"summary": ["run_id"], "history": ["run_id", "step"]}
+
+
 class ResultsFileError(ValueError):
     """A table of the results folder that cannot be read; the message names the file."""
 
@@ -86,6 +94,21 @@ def _read(path: Path) -> pd.DataFrame | None:
     if missing:
         raise ResultsFileError(f"{path}: not a {path.stem} table (missing column"
                                f"{'s' if len(missing) > 1 else ''} {', '.join(missing)}); {rebuild}")
+    for column, least in WHOLE_COLUMNS.items():
+        if column in df.columns:
+            numeric = pd.api.types.is_numeric_dtype(df[column]) and not pd.api.types.is_bool_dtype(df[column])
+            values = pd.to_numeric(df[column], errors="coerce").astype(float) if numeric else None
+            bad = (~(np.isfinite(values) & (values == values.round()) & (values >= least)) if numeric
+                   else pd.Series(True, index=df.index))
+            if bad.any():
+                raise ResultsFileError(f"{path}: column {column} must hold whole numbers >= {least}; "
+                                       f"{int(bad.sum())} of {len(df)} rows hold {str(df[column][bad].iloc[0])!r}"
+                                       f"{'' if numeric else f' ({df[column].dtype} column)'}; {rebuild}")
+    keys = ROW_KEYS.get(path.stem)
+    if keys and df.duplicated(keys).any():
+        first = df[df.duplicated(keys)].iloc[0]
+        raise ResultsFileError(f"{path}: {', '.join(f'{k} {first[k]!r}' for k in keys)} appears more than "
+                               f"once (a run counted twice); {rebuild}")
     return df
 
 
@@ -120,6 +143,10 @@ def from_tables(root: Path, tables: dict, primary_optimizer: str = "adam",
             history = history[~history["run_id"].isin(failed)]
     probe = with_grad_aliases(tables["probe"])
     summary, history, width_summary, width_history = split_width(summary, history)
+    for runs in (summary, width_summary):
+        mixed = mixed_cell(runs)
+        if mixed:
+            raise ResultsFileError(f"{root / 'summary.parquet'}: {mixed}")
     history_all = history
     if history is not None and lr_select.has_grid(summary):
         history = history[history["run_id"].isin(set(lr_select.at_best(summary, history)["run_id"]))]

@@ -10,19 +10,22 @@ malformed file or a primary condition with no runs stops it with nothing written
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
+import pandas as pd
 from hydra import compose, initialize_config_dir
 from hydra.core.config_store import ConfigStore
 from omegaconf import OmegaConf
 
 from experiments.analysis import load
+from experiments.store.collect import RECORDED, run_folders
 from experiments.app.errors import CONF_DIR, ConfigError, explain
-from experiments.app.preflight import check_output_dir
+from experiments.app.preflight import check_output_dir, check_path_length, check_single_values, path_exists
 
 
 @dataclass
@@ -52,7 +55,7 @@ FOLDER_KEYS = ("primary_optimizer", "primary_task")
 def folder_overrides(results_dir: str, argv: Sequence[str]) -> list[str]:
     """Overrides from <results_dir>/analysis.yaml for the keys the command line leaves unset."""
     path = Path(results_dir) / FOLDER_CONFIG
-    if not path.is_file():
+    if not path_exists(path) or not path.is_file():
         return []
     try:
         given = OmegaConf.to_container(OmegaConf.load(path)) or {}
@@ -60,18 +63,41 @@ def folder_overrides(results_dir: str, argv: Sequence[str]) -> list[str]:
         raise ConfigError(f"{path}: not readable as YAML ({_first_line(e)})") from None
     if not isinstance(given, dict) or set(given) - set(FOLDER_KEYS):
         raise ConfigError(f"{path}: may set only {', '.join(FOLDER_KEYS)}; got {given!r}")
+    for key, value in given.items():
+        if value is not None and not isinstance(value, str):
+            raise ConfigError(f"{path}: {key}: must be a name or null, got {value!r}")
     on_command_line = {a.split("=", 1)[0].lstrip("+~") for a in argv}
     return [f"{k}={'null' if v is None else v}" for k, v in given.items() if k not in on_command_line]
 
 
 def compose_config(argv: Sequence[str]) -> AnalysisConfig:
+    check_single_values(list(argv))
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3", job_name="analysis"):
-        cfg = compose(config_name="analysis", overrides=list(argv))
+        cfg = _compose(list(argv))
+        unknown = sorted(set(cfg.keys()) - set(AnalysisConfig.__dataclass_fields__))
+        if unknown:
+            raise ConfigError(f"{unknown[0]}: unknown key; allowed: {', '.join(AnalysisConfig.__dataclass_fields__)}")
         extra = folder_overrides(str(cfg.results_dir), argv)
         if extra:
-            cfg = compose(config_name="analysis", overrides=[*argv, *extra])
+            try:
+                cfg = compose(config_name="analysis", overrides=[*argv, *extra])
+            except Exception as e:  # noqa: BLE001 - a value Hydra's grammar or the schema refuses
+                raise ConfigError(f"{Path(str(cfg.results_dir)) / FOLDER_CONFIG}: {explain(e)}") from None
     return AnalysisConfig(results_dir=str(cfg.results_dir), primary_optimizer=str(cfg.primary_optimizer),
                           primary_task=None if cfg.primary_task is None else str(cfg.primary_task))
+
+
+def _compose(argv: list[str]):
+    """The analysis config; an error that the config file itself causes (it fails without
+    any override too) names the file."""
+    try:
+        return compose(config_name="analysis", overrides=argv)
+    except Exception as e:  # noqa: BLE001 - Hydra/OmegaConf raise many types
+        try:
+            compose(config_name="analysis")
+        except Exception as own:  # noqa: BLE001
+            raise ConfigError(f"{Path(CONF_DIR) / 'analysis.yaml'}: {explain(own)}") from None
+        raise e
 
 
 def load_configured(cfg: AnalysisConfig) -> load.Results:
@@ -95,8 +121,14 @@ def entry(name: str, task: Callable[[load.Results], None], argv: Sequence[str] |
     try:
         check_results_dir(cfg.results_dir)
         task(load_configured(cfg))
+        warn_untabled(Path(cfg.results_dir))  # last: an error stays the one line
     except (ConfigError, load.ResultsFileError) as e:
         return _usage_error(str(e))
+    except OSError as e:  # an output in the way (a folder named REPORT.md), a full disk
+        where = e.filename2 or e.filename
+        print(f"error: {name}: cannot write {where} ({e.strerror or type(e).__name__}); nothing of "
+              f"the tables was changed", file=sys.stderr)
+        return 1
     except Exception as e:
         if os.environ.get("HYDRA_FULL_ERROR") == "1":
             raise
@@ -109,6 +141,8 @@ def entry(name: str, task: Callable[[load.Results], None], argv: Sequence[str] |
 def check_results_dir(results_dir: str) -> Path:
     """The results folder, if it exists, can be written and holds at least one table."""
     root = Path(results_dir)
+    if results_dir.strip():
+        check_path_length("results_dir", results_dir)
     if results_dir.strip() and not root.exists():
         raise ConfigError(f"results_dir: {results_dir!r} does not exist (pass results_dir=<folder "
                           "with summary.parquet>)")
@@ -118,6 +152,36 @@ def check_results_dir(results_dir: str) -> Path:
         raise ConfigError(f"results_dir: {results_dir!r} holds none of {', '.join(tables)} "
                           "(run experiments.collect, probe or cost first)")
     return root
+
+
+def untabled_runs(root: Path) -> int:
+    """Finished run folders under root/runs that summary.parquet lacks, or that finished
+    after it was written (a re-run): what `collect` would add."""
+    table = root / "summary.parquet"
+    try:
+        tabled = set(pd.read_parquet(table, columns=["run_id"])["run_id"]) if table.is_file() else set()
+        written = table.stat().st_mtime if table.is_file() else float("-inf")
+    except Exception:  # noqa: BLE001 - load_results has read it; a race is no reason to stop
+        return 0
+    count = 0
+    for folder in run_folders(root):
+        summary = folder / "summary.json"
+        try:
+            finished = json.loads(summary.read_text()).get("status") in RECORDED
+            changed = summary.stat().st_mtime > written
+        except (OSError, ValueError, AttributeError):  # collect names these; not counted here
+            continue
+        count += finished and (folder.name not in tabled or changed)
+    return count
+
+
+def warn_untabled(root: Path) -> None:
+    n = untabled_runs(root)
+    if n:
+        print(f"warning: {n} finished run folder{'s' if n > 1 else ''} under {root / 'runs'} "
+              f"{'are' if n > 1 else 'is'} not in the tables (or changed since); these results leave "
+              f"{'them' if n > 1 else 'it'} out: run `python -m experiments.collect "
+              f"results_dir={root}` first", file=sys.stderr)
 
 
 def _usage_error(message: str) -> int:

@@ -4,6 +4,7 @@ figures against their targets. `python -m experiments.bench` runs it."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import platform
 import shutil
@@ -21,6 +22,7 @@ from experiments.app import preflight, progress, runtime
 from experiments.app.errors import CONF_DIR, ConfigError, explain
 from experiments.instruments import bench_measure as measure
 from experiments.store.results import atomic_write_text, package_versions
+from experiments.training import memory
 
 # key -> (label, target, direction): direction +1 means "at least", -1 "at most"
 TARGETS = {
@@ -65,12 +67,26 @@ def validate(cfg: DictConfig) -> None:
     if not cfg.matmul_sizes or min(cfg.matmul_sizes) < 1:
         raise ValueError(f"matmul_sizes: must be a non-empty list of sizes >= 1, "
                          f"got {list(cfg.matmul_sizes)!r}")
+    have, source = memory.available_bytes()
+    if have is not None and 3 * 4 * max(cfg.matmul_sizes) ** 2 > have:
+        raise ValueError(f"matmul_sizes: three float32 matrices of {max(cfg.matmul_sizes)}^2 need "
+                         f"{12 * max(cfg.matmul_sizes) ** 2 / 1e9:.1f} GB, {source} allows {have / 1e9:.1f} GB")
     if not cfg.lane_counts or min(cfg.lane_counts) < 1 or 1 not in cfg.lane_counts:
         raise ValueError(f"lane_counts: must be a list of counts >= 1 that holds 1, "
                          f"got {list(cfg.lane_counts)!r}")
-    if cfg.min_time_s <= 0:
-        raise ValueError(f"min_time_s: must be > 0, got {cfg.min_time_s!r}")
+    if not (math.isfinite(cfg.min_time_s) and cfg.min_time_s > 0):
+        raise ValueError(f"min_time_s: must be a finite number > 0, got {cfg.min_time_s!r}")
     _train_cfg(cfg, [])  # the base overrides must compose
+    # every training config the bench builds composes, is in range and fits in memory
+    lanes = f"train.n_seeds={max(cfg.lane_counts)}"
+    for key, extra in (("d_k", [f"d_k={cfg.d_k}"]),
+                       ("n_seeds", [f"d_k={cfg.d_k}", f"train.n_seeds={cfg.n_seeds}"]),
+                       ("peak_d_k", [f"d_k={cfg.peak_d_k}"]), ("heavy", list(cfg.heavy)),
+                       ("lane_counts", [f"d_k={cfg.d_k}", lanes]), ("lane_counts", [*cfg.heavy, lanes])):
+        try:
+            _train_cfg(cfg, extra)
+        except ValueError as exc:
+            raise ValueError(f"{key}: {str(exc).removeprefix('train: ')}") from None
     try:
         swept = preflight.expand_overrides(list(cfg.claim_quick_overrides))
     except ConfigError as exc:

@@ -15,8 +15,8 @@ from typing import Callable
 from omegaconf import DictConfig
 
 from experiments.app import interrupt
-from experiments.app.errors import CONF_DIR
-from experiments.app.preflight import Validator, check_command_line
+from experiments.app.errors import CONF_DIR, fault
+from experiments.app.preflight import SweepValidator, Validator, check_command_line
 
 
 def _mount(path: Path) -> Path:
@@ -37,9 +37,10 @@ def fault_line(exc: OSError, results_dir: str | None) -> str:
     return f"{where}: {exc.strerror or exc}"
 
 
-def make_main(config_name: str, run: Callable[[DictConfig], object],
-              validate: Validator) -> Callable[[], None]:
-    """A console entry point: pre-flight, then `run(cfg)` under hydra.main."""
+def make_main(config_name: str, run: Callable[[DictConfig], object], validate: Validator,
+              validate_sweep: SweepValidator | None = None) -> Callable[[], None]:
+    """A console entry point: pre-flight (each job, then `validate_sweep` over all
+    of them), then `run(cfg)` under hydra.main."""
     import hydra
 
     @hydra.main(config_path=CONF_DIR, config_name=config_name, version_base="1.3")
@@ -48,14 +49,13 @@ def make_main(config_name: str, run: Callable[[DictConfig], object],
             try:
                 return run(cfg)
             except OSError as exc:  # the machine's fault, not the user's: exit 1
-                print(f"error: {fault_line(exc, cfg.get('results_dir'))}", file=sys.stderr)
-                raise SystemExit(1) from None
+                fault(fault_line(exc, cfg.get("results_dir")))
 
     def main() -> None:
         # jax logs at INFO that it found no TPU; Hydra's logging setup would show it
         logging.getLogger("jax._src.xla_bridge").setLevel(logging.WARNING)
         with interrupt.guard(config_name), interrupt.deferred():  # Ctrl-C in the pre-flight too
-            jobs_here = check_command_line(config_name, sys.argv[1:], validate)
+            jobs_here = check_command_line(config_name, sys.argv[1:], validate, validate_sweep)
             # a launcher that runs the jobs in other processes leaves this one waiting
             # on them, in the launcher's code: a stop must reach it at once
             with nullcontext() if jobs_here else interrupt.interruptible():

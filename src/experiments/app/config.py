@@ -15,6 +15,8 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, DictConfig
 
 import attention
+from experiments.app import ranges
+from experiments.app.ranges import check as _check
 from experiments.store.wandb_mirror import LoggerConfig, validate_logger
 from experiments.tasks import TASKS, AssocRecallConfig, MQARConfig, VectorRetrievalConfig
 from experiments.training import memory
@@ -187,11 +189,6 @@ register_schemas()
 
 # --- range checks ----------------------------------------------------------------
 
-def _check(ok: bool, key: str, allowed: str, value) -> None:
-    if not ok:
-        raise ValueError(f"{key}: {allowed}, got {value!r}")
-
-
 def _positive(key: str, value) -> None:
     """A finite number > 0 (nan and inf fail: a nan learning rate trains nothing)."""
     _check(math.isfinite(value) and value > 0, key, "must be a finite number > 0", value)
@@ -206,7 +203,6 @@ def validate(cfg: DictConfig) -> None:
     _check(cfg.attention.name in attention.VARIANTS, "attention",
            f"must be one of {', '.join(sorted(attention.VARIANTS))}", cfg.attention.name)
     _check(cfg.d_k >= 1, "d_k", "must be >= 1", cfg.d_k)
-    _check(cfg.seed >= 0, "seed", "must be >= 0", cfg.seed)
     _check(bool(cfg.results_dir), "results_dir", "must be a non-empty path", cfg.results_dir)
     if cfg.attention.name == "additive" and cfg.attention.d_hidden is not None:
         _check(cfg.attention.d_hidden >= 1, "attention.d_hidden", "must be >= 1 or null",
@@ -261,11 +257,13 @@ def validate(cfg: DictConfig) -> None:
                "must be a finite number > 0 or null", t.clip_norm)
     _check(t.divergence_loss > 0, "train.divergence_loss", "must be > 0", t.divergence_loss)
     _check(t.n_seeds >= 1, "train.n_seeds", "must be >= 1", t.n_seeds)
+    _check(t.n_seeds <= ranges.SEED_MAX, "train.n_seeds", f"must be <= {ranges.SEED_MAX}", t.n_seeds)
+    ranges.check_seed("seed", cfg.seed, last=t.n_seeds - 1)
     validate_prune(t.prune, "train.prune")
 
-    r = cfg.get("runtime")
-    if r is not None and r.threads is not None:
-        _check(r.threads >= 1, "runtime.threads", "must be >= 1 or null", r.threads)
+    ranges.validate_runtime(cfg.get("runtime"))
+    ranges.validate_launcher(cfg)
+    ranges.validate_lr(cfg)
 
     _check(cfg.task.name in TASKS, "task", f"must be one of {', '.join(TASKS)}", cfg.task.name)
     TASKS[cfg.task.name].validate(cfg.task)

@@ -26,6 +26,15 @@ def fail(message: str) -> None:
     raise SystemExit(EXIT_USAGE)
 
 
+EXIT_ENVIRONMENT = 1
+
+
+def fault(message: str) -> None:
+    """A fault of the environment, not of the input: `error: <message>` as one line, exit 1."""
+    line = " ".join(part.strip() for part in str(message).splitlines() if part.strip())
+    print(f"error: {line}", file=sys.stderr, flush=True)
+    raise SystemExit(EXIT_ENVIRONMENT)
+
 
 def _first_line(text: str) -> str:
     return text.strip().splitlines()[0] if text.strip() else text
@@ -58,12 +67,13 @@ def explain(exc: BaseException) -> str:
                 return f"{key}: expected a list such as [a,b], got a {m.group(1)}"
             return f"{key}: {msg}"
     msg = str(exc)
-    m = re.search(r"Could not find '([^']+)/([^']+)'\s*\nAvailable options in '[^']+':\s*\n(.*)", msg, re.S)
+    m = re.search(r"Could not find '([^']+)/([^']*)'\s*\nAvailable options in '[^']+':\s*\n(.*)", msg, re.S)
     if m:
         listed = m.group(3).split("Config search path")[0].splitlines()
         options = ", ".join(line.strip() for line in listed
                             if line.strip() and not line.strip().startswith("schema_"))
-        return f"{m.group(1)}: unknown option {m.group(2)!r}; allowed: {options}"
+        what = f"unknown option {m.group(2)!r}" if m.group(2) else "needs an option name"
+        return f"{m.group(1)}: {what}; allowed: {options}"
     m = re.search(r"Could not override '([^']+)'", msg)
     if m and (Path(CONF_DIR) / m.group(1)).is_dir():
         return (f"{m.group(1)}: cannot be set on this command's command line: '{m.group(1)}' "

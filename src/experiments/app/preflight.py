@@ -26,6 +26,9 @@ from omegaconf import DictConfig, OmegaConf
 from experiments.app.errors import CONF_DIR, SWEEP_JOBS_ENV, ConfigError, _first_line, explain, fail
 
 Validator = Callable[[DictConfig], None]
+SweepValidator = Callable[[list[DictConfig]], None]  # every composed job of a command line at once
+# what the commands add under results_dir (runs/<run id>/history.parquet.tmp, hydra/multirun/...)
+PATH_HEADROOM = 200
 
 
 def check_output_dir(key: str, path) -> None:
@@ -37,6 +40,7 @@ def check_output_dir(key: str, path) -> None:
     if not text.strip():
         raise ConfigError(f"{key}: must be a non-empty path, got {text!r}")
     target = Path(os.path.abspath(text))  # as Hydra and the command will use it (no ~ expansion)
+    check_path_length(key, text)
     existing = target
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent
@@ -48,6 +52,43 @@ def check_output_dir(key: str, path) -> None:
             f"cannot be created: {existing} is not writable"
         raise ConfigError(f"{key}: {text!r} {where}; pick another {key}")
     _try_writing(key, text, existing, existing == target)
+
+
+def check_path_length(key: str, text: str) -> None:
+    """Each name within the file system's limit, and room left under the folder for what
+    the commands write there."""
+    target = Path(os.path.abspath(text))
+    anchor = next((p for p in [target, *target.parents] if path_exists(p)), Path("/"))
+    name_max = os.pathconf(anchor, "PC_NAME_MAX") if hasattr(os, "pathconf") else 255
+    path_max = os.pathconf(anchor, "PC_PATH_MAX") if hasattr(os, "pathconf") else 4096
+    for part in target.parts:
+        if len(os.fsencode(part)) > name_max:
+            raise ConfigError(f"{key}: a folder name of {len(os.fsencode(part))} bytes "
+                              f"({part[:20]}...) is longer than this file system allows ({name_max})")
+    if len(os.fsencode(str(target))) > path_max - PATH_HEADROOM:
+        raise ConfigError(f"{key}: the path is {len(os.fsencode(str(target)))} bytes long; at most "
+                          f"{path_max - PATH_HEADROOM} leaves room for the files written under it")
+
+
+def path_exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except OSError:  # a name too long, a loop of links
+        return False
+
+
+def _quote_hint(line: str) -> str:
+    """How to quote a value that Hydra's grammar refuses: a list element holding '=' or a
+    value with characters the grammar reserves (~, spaces, brackets in a path)."""
+    key, eq, value = line.partition("=")
+    if not eq or not value:
+        return ""
+    if value.startswith("[") and value.endswith("]"):
+        items = ",".join(f"'{v.strip()}'" for v in value[1:-1].split(","))
+        return f"; quote each element: \"{key}=[{items}]\""
+    if value[0] in "[{":  # an unclosed list or dict: quoting would not help
+        return ""
+    return f"; quote the value: \"{key}='{value}'\""
 
 
 def _try_writing(key: str, text: str, folder: Path, is_target: bool) -> None:
@@ -85,12 +126,13 @@ def expand_overrides(overrides: list[str]) -> list[tuple[str, list[str]]]:
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
     parser = OverridesParser.create()
-    expanded = []
+    expanded: list[tuple[str, list[str]]] = []
     for line in overrides:
         try:
             [o] = parser.parse_overrides(overrides=[line])
         except Exception as exc:  # Hydra's override grammar
-            raise ConfigError(f"{line}: not a key=value override ({_first_line(str(exc))})") from None
+            raise ConfigError(f"{line}: not a key=value override ({_first_line(str(exc))}){_quote_hint(line)}") \
+                from None
         key = o.get_key_element()
         if o.is_sweep_override():
             expanded.append((key, [f"{key}={v}" for v in o.sweep_string_iterator()]))
@@ -124,22 +166,40 @@ def coverage(choices: list[tuple[str, list[str]]]) -> Iterable[list[str]]:
 IN_PROCESS_LAUNCHER = "hydra._internal.core_plugins.basic_launcher.BasicLauncher"
 
 
-def preflight(config_name: str, argv: list[str], validate: Validator) -> int:
+def preflight(config_name: str, argv: list[str], validate: Validator,
+              validate_sweep: SweepValidator | None = None) -> int:
     """Compose and validate every value of every swept key; returns the number of jobs.
 
     Beyond `validate`: results_dir (where Hydra and the command write) must be
     a writable folder or creatable as one. Fails in one line (exit 2)."""
-    return _check_jobs(config_name, argv, validate)[0]
+    return _check_jobs(config_name, argv, validate, validate_sweep)[0]
 
 
-def _check_jobs(config_name: str, argv: list[str], validate: Validator) -> tuple[int, bool]:
+def check_single_values(overrides: list[str]) -> None:
+    """ConfigError for several values without -m: Hydra says "Ambiguous value"; a comma in
+    a path is the usual cause, and quoting keeps it."""
+    for key, vals in expand_overrides(overrides):
+        if len(vals) > 1:
+            text = ",".join(v.split("=", 1)[1] for v in vals)
+            raise ConfigError(f"{key}: {text!r} reads as {len(vals)} values (a sweep, for -m); "
+                              f"for one value with a comma, quote it: \"{key}='{text}'\"")
+
+
+def _check_jobs(config_name: str, argv: list[str], validate: Validator,
+                validate_sweep: SweepValidator | None = None) -> tuple[int, bool]:
     """preflight's work: (number of jobs, whether they all run in this process)."""
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
 
     args = parse_args(argv)
     cli = _expand(args.overrides)
+    if not args.multirun:
+        try:
+            check_single_values(args.overrides)
+        except ConfigError as exc:
+            fail(str(exc))
     GlobalHydra.instance().clear()
+    composed: list[DictConfig] = []
     n_jobs = math.prod(len(vals) for _, vals in cli)
     inner_jobs = 1
     here = True  # a single run always is; a sweep's jobs are with Hydra's basic launcher
@@ -157,6 +217,12 @@ def _check_jobs(config_name: str, argv: list[str], validate: Validator) -> tuple
             for extra in (coverage(inner) if inner else [[]]):
                 job_cfg = _compose_or_fail(compose, config_name, job + extra) if extra else cfg
                 _validate_or_fail(validate, job_cfg, multirun=args.multirun)
+                composed.append(job_cfg)
+        if validate_sweep is not None:
+            try:
+                validate_sweep(composed)
+            except ValueError as exc:  # ConfigError too
+                fail(str(exc))
     GlobalHydra.instance().clear()
     return n_jobs * inner_jobs, here
 
@@ -171,6 +237,7 @@ def _validate_or_fail(validate: Validator, cfg: DictConfig, multirun: bool) -> N
     try:
         if "results_dir" in cfg:
             check_output_dir("results_dir", cfg.results_dir)
+        _check_hydra_keys(cfg, multirun)
         validate(cfg)
     except (ValueError, ConfigError) as exc:
         fail(str(exc))
@@ -178,7 +245,22 @@ def _validate_or_fail(validate: Validator, cfg: DictConfig, multirun: bool) -> N
         fail(explain(exc))
 
 
-def check_command_line(config_name: str, argv: list[str], validate: Validator) -> bool:
+def _check_hydra_keys(cfg: DictConfig, multirun: bool) -> None:
+    """The folder Hydra writes its logs to, and the working folder the job keeps."""
+    if OmegaConf.select(cfg, "hydra.job.chdir"):
+        raise ConfigError("hydra.job.chdir: must be false (results_dir is read from the folder the "
+                          "command starts in), got True")
+    key = "hydra.sweep.dir" if multirun else "hydra.run.dir"
+    try:
+        folder = OmegaConf.select(cfg, key)
+    except Exception:  # noqa: BLE001 - an interpolation only a running Hydra resolves
+        return
+    if folder is not None:
+        check_output_dir(key, folder)
+
+
+def check_command_line(config_name: str, argv: list[str], validate: Validator,
+                       validate_sweep: SweepValidator | None = None) -> bool:
     """What a command does before Hydra starts: every job of `argv` composed and
     validated, or one line on stderr and exit 2. Flags that only print (--help,
     --cfg, --info) skip the pre-flight. Returns whether the jobs run in this
@@ -186,7 +268,7 @@ def check_command_line(config_name: str, argv: list[str], validate: Validator) -
     args = parse_args(argv)
     if args.help or args.hydra_help or args.cfg or args.info is not None or args.shell_completion:
         return True
-    n_jobs, here = _check_jobs(config_name, argv, validate)
+    n_jobs, here = _check_jobs(config_name, argv, validate, validate_sweep)
     os.environ[SWEEP_JOBS_ENV] = str(n_jobs if args.multirun else 1)
     return here
 

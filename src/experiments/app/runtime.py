@@ -20,7 +20,7 @@ import logging
 import os
 from pathlib import Path
 
-from experiments.app.errors import SWEEP_JOBS_ENV
+from experiments.app.errors import SWEEP_JOBS_ENV, fault
 
 log = logging.getLogger(__name__)
 
@@ -55,9 +55,15 @@ def configure_cache(enabled: bool, path: Path | None) -> None:
     setting = (enabled, str(path) if enabled else None)
     if setting == _cache_setting:
         return
+    if enabled:
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # HOME read-only, a file in the way, /proc
+            log.warning("runtime.compile_cache_dir: cannot create %s (%s); running without the "
+                        "compilation cache", path, exc.strerror or exc)
+            enabled, setting = False, (False, None)
     jax.config.update("jax_enable_compilation_cache", enabled)
     if enabled:
-        path.mkdir(parents=True, exist_ok=True)
         jax.config.update("jax_compilation_cache_dir", str(path))
         jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
         jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
@@ -143,6 +149,23 @@ def configure(runtime_cfg, job_num: int | None = None) -> None:
             if runtime_cfg.shard_seeds:
                 set_cpu_devices(n)
     configure_cache(runtime_cfg.compile_cache, cache_dir(runtime_cfg))
+    check_platform()
+
+
+def check_platform() -> None:
+    """Start JAX's backend now, before anything is written, so that a platform the
+    machine lacks (JAX_PLATFORMS=tpu on a CPU host) ends in one line, not in a run
+    folder marked failed."""
+    import jax
+
+    try:
+        jax.devices()
+    except Exception as exc:  # noqa: BLE001 - RuntimeError, or an AssertionError for a plugin-less name
+        platforms = os.environ.get("JAX_PLATFORMS") or os.environ.get("JAX_PLATFORM_NAME")
+        named = f"JAX_PLATFORMS={platforms!r}" if platforms else "JAX"
+        reason = (str(exc).split(" (set JAX_PLATFORMS")[0].strip().splitlines() or [type(exc).__name__])[0]
+        fault(f"{named}: no such accelerator platform on this machine ({reason}); "
+              "unset JAX_PLATFORMS or name one that is installed, e.g. JAX_PLATFORMS=cpu")
 
 
 def set_cpu_devices(n: int) -> None:

@@ -41,6 +41,7 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import DictConfig
 
 import attention
+from experiments.tasks.common import SEED_MAX
 
 IMPLS = ("scaled", "additive", "reference")
 MODES = ("forward", "forward_backward")
@@ -89,6 +90,7 @@ def validate(cfg: DictConfig) -> None:
     _check(cfg.warmup >= 0, "warmup", "must be >= 0", cfg.warmup)
     _check(cfg.max_seconds > 0, "max_seconds", "must be > 0", cfg.max_seconds)
     _check(cfg.memory_budget_gb > 0, "memory_budget_gb", "must be > 0", cfg.memory_budget_gb)
+    _check(0 <= cfg.seed <= SEED_MAX, "seed", f"must be in [0, {SEED_MAX}]", cfg.seed)
 
 
 def grid(cfg) -> dict:

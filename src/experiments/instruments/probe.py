@@ -65,6 +65,8 @@ import attention
 from experiments.instruments import theory
 from experiments.instruments.probe_task import measure_task
 from experiments.tasks import TASKS
+from experiments.tasks.common import SEED_MAX
+from experiments.training import memory
 from experiments.training.inits import INITS, init_projection, init_variance
 
 VARIANT_ORDER = ("scaled", "unscaled", "additive", "mup", "qk_norm", "cosine", "ssmax")
@@ -129,8 +131,18 @@ def validate(cfg: DictConfig) -> None:
     _check(cfg.d_model >= 1, "d_model", "must be >= 1", cfg.d_model)
     _check(cfg.d_v >= 1, "d_v", "must be >= 1", cfg.d_v)
     _check(cfg.theory_rows >= 100, "theory_rows", "must be >= 100", cfg.theory_rows)
-    _check(cfg.seed >= 0, "seed", "must be >= 0", cfg.seed)
-    _check(all(s >= 0 for s in cfg.seeds), "seeds", "must all be >= 0", list(cfg.seeds))
+    _check(0 <= cfg.seed <= SEED_MAX, "seed", f"must be in [0, {SEED_MAX}]", cfg.seed)
+    _check(all(0 <= s <= SEED_MAX for s in cfg.seeds), "seeds", f"must all be in [0, {SEED_MAX}]",
+           list(cfg.seeds))
+    _check(len(set(cfg.seeds)) == len(cfg.seeds), "seeds", "must not repeat a seed (each is one sample)",
+           list(cfg.seeds))
+    # every row is drawn at once (draw_rows), then measured with its logits, weights and gradients
+    width = max(cfg.d_ks) + cfg.d_v + cfg.d_model + cfg.queries_per_batch
+    need = 3 * 4 * (cfg.n_rows // cfg.queries_per_batch) * (cfg.n_keys + cfg.queries_per_batch) * width
+    have, source = memory.available_bytes()
+    key = "d_ks" if max(cfg.d_ks) > cfg.n_keys else "n_keys"  # the larger factor
+    _check(have is None or need <= have, key, f"the rows need about {need / 1e9:.1f} GB (estimated), "
+           f"{source} allows {(have or 0) / 1e9:.1f} GB; lower n_keys, n_rows or d_ks", cfg[key])
 
 
 # --- drawing rows ---------------------------------------------------------------

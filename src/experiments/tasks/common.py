@@ -28,6 +28,9 @@ NULL_TOKEN = 0
 # dropout), which would typically fold in small integers like 0, 1, 2.
 SPLITS = {"train": 0, "val": 1, "test": 2}
 DATA_TAG = 0x7A5C
+# A seed is int32 wherever seeds are traced (a vmapped lane axis of seeds), so
+# every command takes seeds in [0, SEED_MAX].
+SEED_MAX = 2**31 - 1
 
 
 @dataclass(frozen=True)

@@ -197,9 +197,13 @@ def available_bytes() -> tuple[int | None, str]:
     limit = os.environ.get(LIMIT_ENV)
     if limit:
         try:
-            return int(float(limit) * 1e9), LIMIT_ENV
+            gb = float(limit)
         except ValueError:
-            raise ValueError(f"{LIMIT_ENV}: must be a number of GB, got {limit!r}") from None
+            gb = math.nan
+        if not (math.isfinite(gb) and gb > 0):
+            raise ValueError(f"{LIMIT_ENV}: must be a finite number of GB > 0 (or unset), "
+                             f"got {limit!r}") from None
+        return int(gb * 1e9), LIMIT_ENV
     try:
         with open("/proc/meminfo") as f:
             for line in f:

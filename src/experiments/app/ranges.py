@@ -1,0 +1,116 @@
+"""Range checks of the keys beside the model: seeds, `runtime.*`, the
+launchers' keys (conf/launcher/*.yaml, Hydra's `hydra.launcher.*` and
+`hydra.sweeper.*`), keys set together that contradict each other, and the
+seeds of a sweep's jobs taken together.
+
+Each raises ValueError("<key>: <what is allowed>, got <value>"), which the
+pre-flight prints as one line with exit code 2.
+"""
+from __future__ import annotations
+
+import math
+from typing import Iterable
+
+from omegaconf import DictConfig, OmegaConf
+
+from experiments.app.preflight import check_output_dir
+from experiments.store.results import run_dir
+from experiments.tasks.common import SEED_MAX
+
+
+def check(ok: bool, key: str, allowed: str, value) -> None:
+    if not ok:
+        raise ValueError(f"{key}: {allowed}, got {value!r}")
+
+
+def check_seed(key: str, seed, last: int = 0) -> None:
+    """A seed that every random stream takes; `last` more seeds follow it."""
+    check(0 <= seed <= SEED_MAX - last, key, f"must be in [0, {SEED_MAX - last}]"
+          + (f" (seeds {key} .. {key}+{last} must fit in [0, {SEED_MAX}])" if last else ""), seed)
+
+
+def _at_least(key: str, value, low: int, null_ok: bool = False) -> None:
+    if value is None and null_ok:
+        return
+    check(value is not None and value >= low, key, f"must be >= {low}" + (" or null" if null_ok else ""),
+          value)
+
+
+def validate_runtime(r: DictConfig | None) -> None:
+    if r is None:
+        return
+    _at_least("runtime.threads", r.threads, 1, null_ok=True)
+    # 0: every lane in one block, as on an accelerator
+    _at_least("runtime.lane_block", r.get("lane_block"), 0, null_ok=True)
+    if r.compile_cache_dir is not None:
+        check(bool(str(r.compile_cache_dir).strip()), "runtime.compile_cache_dir",
+              "must be a non-empty path or null", r.compile_cache_dir)
+
+
+# hydra.launcher.<key>: (least value, whether null is allowed); keys a launcher lacks are skipped
+_LAUNCHER_INTS = {
+    "timeout_min": (1, False), "cpus_per_task": (1, True), "gpus_per_node": (0, True),
+    "tasks_per_node": (1, False), "mem_gb": (1, True), "nodes": (1, False),
+    "signal_delay_s": (0, False), "max_num_timeout": (0, False), "array_parallelism": (1, False),
+    "cpus_per_gpu": (1, True), "gpus_per_task": (0, True), "verbose": (0, False),
+}
+_JOBLIB_CHOICES = {"prefer": ("processes", "threads"), "require": (None, "sharedmem"),
+                   "backend": (None, "loky", "multiprocessing", "threading")}
+
+
+def validate_launcher(cfg: DictConfig) -> None:
+    """hydra.launcher.* and hydra.sweeper.max_batch_size, when the config carries Hydra's part."""
+    launcher = OmegaConf.select(cfg, "hydra.launcher")
+    if launcher is None:
+        return
+    for key, (low, null_ok) in _LAUNCHER_INTS.items():
+        if key in launcher:
+            _at_least(f"hydra.launcher.{key}", launcher[key], low, null_ok)
+    if "joblib" in str(launcher.get("_target_", "")):
+        n = launcher.n_jobs
+        check(n is not None and (n >= 1 or n == -1), "hydra.launcher.n_jobs",
+              "must be >= 1 (worker processes), or -1 for one per core", n)
+        for key, allowed in _JOBLIB_CHOICES.items():
+            check(launcher[key] in allowed, f"hydra.launcher.{key}",
+                  f"must be one of {', '.join('null' if a is None else a for a in allowed)}", launcher[key])
+        timeout = launcher.timeout
+        check(timeout is None or (math.isfinite(timeout) and timeout > 0), "hydra.launcher.timeout",
+              "must be a finite number > 0 or null", timeout)
+    batch = OmegaConf.select(cfg, "hydra.sweeper.max_batch_size")
+    _at_least("hydra.sweeper.max_batch_size", batch, 1, null_ok=True)
+
+
+def validate_lr(cfg: DictConfig) -> None:
+    """optimizer.lr given on the command line beside optimizer.lr_grid would be ignored."""
+    if cfg.optimizer.get("lr_grid") is None:
+        return
+    given = OmegaConf.select(cfg, "hydra.overrides.task") or []
+    lr = [o for o in given if o.split("=", 1)[0].lstrip("+~") == "optimizer.lr"]
+    check(not lr, "optimizer.lr", "is not used when optimizer.lr_grid is set (each lane trains at a "
+          "rate of the grid); drop optimizer.lr, or add its rate to optimizer.lr_grid",
+          lr[0].split("=", 1)[1] if lr else None)
+
+
+def validate_jobs(jobs: list[DictConfig]) -> None:
+    """Checks over every job of a training command line: the seeds, and that each
+    results_dir's runs/ folder can be written (not a file, not read-only)."""
+    validate_seed_ranges(jobs)
+    for results_dir in sorted({str(cfg.results_dir) for cfg in jobs}):
+        check_output_dir("results_dir", run_dir(results_dir, "any").parent)
+
+
+def validate_seed_ranges(jobs: Iterable[DictConfig]) -> None:
+    """Jobs that differ only in `seed` must not train a seed twice: with train.n_seeds=S a
+    job trains seed .. seed+S-1, so seed=0,1 with S=2 would train seed 1 in both."""
+    groups: dict[str, list[tuple[int, int]]] = {}
+    for cfg in jobs:
+        rest = OmegaConf.to_container(cfg, resolve=False)
+        rest.pop("hydra", None)
+        rest.pop("seed", None)
+        groups.setdefault(repr(rest), []).append((int(cfg.seed), int(cfg.train.n_seeds)))
+    for spans in groups.values():
+        spans = sorted(set(spans))
+        for (a, n), (b, _) in zip(spans, spans[1:]):
+            check(a + n <= b, "seed", f"swept seeds {a} and {b} overlap with train.n_seeds={n} "
+                  f"(a job trains seed .. seed+{n - 1}); sweep seeds {n} apart "
+                  f"(e.g. seed={a},{a + n}) or lower train.n_seeds", f"{a},{b}")
