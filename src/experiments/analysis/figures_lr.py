@@ -54,7 +54,7 @@ def lr_accuracy(res):
                 if r == len(METRICS) - 1:
                     ax.set_xlabel("learning rate")
         style.legend(axes[0][-1])
-        fig.suptitle(f"Accuracy vs lr — {cond[0]}, {cond[1]} (seed means, diverged at chance; ★ best lr)")
+        style.suptitle(fig, f"Accuracy vs lr — {cond[0]}, {cond[1]} (seed means, diverged at chance; ★ best lr)")
         out.append((f"lr_accuracy_{slug(cond[0])}_{slug(cond[1])}", fig))
     return out
 
@@ -93,7 +93,7 @@ def optimal_lr(res):
         ax.set_yticks(grid, [f"{x:.0e}" for x in grid])
         ax.minorticks_off()
         _dk_panel(ax, cond, sc, "best learning rate (val. AUC, per seed)")
-    fig.suptitle("Optimal lr vs d_k (dashed: fitted slope)")
+    style.suptitle(fig, "Optimal lr vs d_k (dashed: fitted slope)")
     return [("optimal_lr", fig)]
 
 
@@ -107,5 +107,5 @@ def lr_sensitivity(res):
         style.mean_band(ax, sens.sort_values("attention", key=lambda a: a.map(order), kind="stable"),
                         "sensitivity")
         _dk_panel(ax, cond, sc, "mean over the common grid of best − achieved\nval. AUC (diverged at chance)")
-    fig.suptitle("LR sensitivity (Wortsman et al. 2023)")
+    style.suptitle(fig, "LR sensitivity (Wortsman et al. 2023)")
     return [("lr_sensitivity", fig)]

@@ -30,7 +30,8 @@ def quality(res):
     if res.summary is None:
         raise Skip("no summary.parquet")
     best = lr_select.at_best(res.summary, res.history)  # each (variant, d_k) at its best lr
-    s = best.assign(steps_to_threshold=censored_steps(best))
+    s = best.assign(steps_to_threshold=censored_steps(best),
+                    reached=best["steps_to_threshold"].notna())
     conds = load.conditions(s)
     fig, axes = style.new_figure(len(conds), len(QUALITY_PANELS), width=4.2, height=3.1)
     order = {v: i for i, v in enumerate(load.variant_order(s["attention"].unique()))}
@@ -40,8 +41,14 @@ def quality(res):
         done = status.completed(sub)
         for c, (column, ylabel) in enumerate(QUALITY_PANELS):
             ax = axes[r][c]
-            style.mean_band(ax, load.per_seed(done, column).sort_values(
-                "attention", key=lambda a: a.map(order), kind="stable"), column)
+            if column == "steps_to_threshold" and not done["reached"].any():
+                # every mean would sit at the budget: a flat line that reads as a measurement
+                thresholds = "/".join(f"{t:g}" for t in sorted(sub["threshold"].unique()))
+                style.nothing_to_show(ax, f"no run reached {thresholds}")
+                ax.set_xlim(sub["d_k"].min() / 1.15, sub["d_k"].max() * 1.15)  # as the other panels
+            else:
+                style.mean_band(ax, load.per_seed(done, column).sort_values(
+                    "attention", key=lambda a: a.map(order), kind="stable"), column)
             style.mark_diverged(ax, status.counts(sub))
             style.dk_axis(ax, sub["d_k"])
             ax.set_ylabel(ylabel)
@@ -96,8 +103,8 @@ def learning_curves(res):
                     ax.set_ylabel(f"{style.label(v)}\nval. accuracy")
                 if r == len(variants) - 1:
                     ax.set_xlabel("training step")
-        fig.suptitle(f"Learning curves — {cond[0]}, {cond[1]} (thin: seeds, thick: mean of the "
-                     "completed runs, ×: where a run diverged)")
+        style.suptitle(fig, f"Learning curves — {cond[0]}, {cond[1]} (thin: seeds, thick: mean of "
+                       "the completed runs, ×: where a run diverged)")
         out.append((f"learning_curves_{slug(cond[0])}_{slug(cond[1])}", fig))
     return out
 
@@ -130,8 +137,8 @@ def steps_survival(res):
             ax.label_outer()
         axes[0][0].set_ylabel("share of seeds not yet\nat threshold (Kaplan-Meier)")
         style.legend(axes[0][-1])
-        fig.suptitle(f"Steps to threshold — {cond[0]}, {cond[1]} (at each variant's best lr; "
-                     "censored at the budget)")
+        style.suptitle(fig, f"Steps to threshold — {cond[0]}, {cond[1]} (at each variant's best "
+                       "lr; censored at the budget)")
         out.append((f"steps_survival_{slug(cond[0])}_{slug(cond[1])}", fig))
     return out
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import textwrap
 
 import matplotlib
 
@@ -48,6 +49,20 @@ def new_figure(nrows: int = 1, ncols: int = 1, width: float = 4.2, height: float
     fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows),
                              squeeze=False, layout="constrained", **kw)
     return fig, axes
+
+
+def suptitle(fig, text: str) -> None:
+    """A figure title wrapped to the figure's width: a centred title wider than a narrow
+    figure (few d_k columns) would be cut at both edges, which no layout engine fixes."""
+    size = plt.rcParams["font.size"] * 1.2  # rcParams "figure.titlesize" is "large"
+    chars = max(20, int(fig.get_figwidth() * 72 / (0.6 * size)))  # 0.6 em: a wide average glyph
+    fig.suptitle(textwrap.fill(text, chars), fontsize=size)
+
+
+def nothing_to_show(ax, text: str) -> None:
+    """An empty panel that says why, instead of a line drawn at a placeholder value."""
+    ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center", color="0.35")
+    ax.set_yticks([])
 
 
 def dk_axis(ax, d_ks) -> None:
