@@ -13,8 +13,12 @@ import pytest
 from fixtures_results import assert_self_contained, write_synthetic_results
 
 from experiments import dashboard, plot, report
-from experiments.analysis import load, rules, style, verdicts_quality, verdicts_train
-from experiments.analysis.figures_train import cost as cost_figure
+from experiments.analysis.tables import load
+from experiments.analysis.verdicts import rules
+from experiments.analysis.figures import style
+from experiments.analysis.verdicts import quality as verdicts_quality
+from experiments.analysis.verdicts import cost as verdicts_train
+from experiments.analysis.figures.train import cost as cost_figure
 from experiments.app import analysis_cli
 
 FIGURES = {"logit_variance", "entropy", "saturation", "gradients", "quality", "cost", "logit_growth",

@@ -15,7 +15,12 @@ import pytest
 from fixtures_results import write_synthetic_results
 
 from experiments import report
-from experiments.analysis import dashboard_html, figures_attn, figures_train, load, style, verdicts_train
+from experiments.analysis.render import dashboard as dashboard_html
+from experiments.analysis.figures import attn as figures_attn
+from experiments.analysis.figures import train as figures_train
+from experiments.analysis.tables import load
+from experiments.analysis.figures import style
+from experiments.analysis.verdicts import cost as verdicts_train
 
 EVAL_EVERY = 10
 TINY = ["attention=scaled", "d_k=8", "seed=0", "optimizer=sgd", "train.steps=40",

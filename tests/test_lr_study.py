@@ -11,9 +11,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from experiments.analysis import figures_lr, load, lr_select, lr_views, quality_rules, rules, style
-from experiments.analysis import verdicts_quality as vq
-from experiments.analysis.rules import FAILS, HOLDS, UNSURE
+from experiments.analysis.figures import lr as figures_lr
+from experiments.analysis.tables import load
+from experiments.analysis.lr import select as lr_select
+from experiments.analysis.lr import views as lr_views
+from experiments.analysis.verdicts import quality_rules
+from experiments.analysis.verdicts import rules
+from experiments.analysis.figures import style
+from experiments.analysis.verdicts import quality as vq
+from experiments.analysis.verdicts.rules import FAILS, HOLDS, UNSURE
 from experiments.tasks import TASKS, MQARConfig
 
 GRID = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2)

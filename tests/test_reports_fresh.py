@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from experiments.analysis import report_md, verdicts_train
+from experiments.analysis.render import report as report_md
+from experiments.analysis.verdicts import cost as verdicts_train
 from experiments.app import analysis_cli
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import sys
 
-from experiments.analysis import dashboard_html, figures, load, verdicts_train
+from experiments.analysis.render import dashboard as dashboard_html
+from experiments.analysis.figures import catalog as figures
+from experiments.analysis.tables import load
+from experiments.analysis.verdicts import cost as verdicts_train
 from experiments.app import analysis_cli
 from experiments.store.results import atomic_write_text
 

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import sys
 
-from experiments.analysis import load, report_md, verdicts_train
+from experiments.analysis.tables import load
+from experiments.analysis.render import report as report_md
+from experiments.analysis.verdicts import cost as verdicts_train
 from experiments.app import analysis_cli
 from experiments.store.results import atomic_write_text
 

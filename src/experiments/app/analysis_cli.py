@@ -20,7 +20,7 @@ from hydra import compose, initialize_config_dir
 from hydra.core.config_store import ConfigStore
 from omegaconf import OmegaConf
 
-from experiments.analysis import load
+from experiments.analysis.tables import load
 from experiments.app.errors import CONF_DIR, ConfigError, explain
 from experiments.app.preflight import check_output_dir
 

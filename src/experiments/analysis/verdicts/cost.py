@@ -6,10 +6,13 @@ import math
 
 import pandas as pd
 
-from . import load, verdicts_attn, verdicts_mup, verdicts_quality
-from .figures_train import cost_pairs
-from .rules import FAILS, HOLDS, UNSURE
-from .verdicts import Section, no_data
+from experiments.analysis.tables import load
+from experiments.analysis.verdicts import at_init as verdicts_attn
+from experiments.analysis.verdicts import mup as verdicts_mup
+from experiments.analysis.verdicts import quality as verdicts_quality
+from experiments.analysis.figures.train import cost_pairs
+from experiments.analysis.verdicts.rules import FAILS, HOLDS, UNSURE
+from experiments.analysis.verdicts.section import Section, no_data
 
 COST_FACTOR = 1.5  # "much faster / more space-efficient" means at least this ratio
 

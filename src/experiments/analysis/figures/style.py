@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from .stats import mean_ci  # noqa: E402
+from experiments.analysis.stats.intervals import mean_ci  # noqa: E402
 
 COLOURS = {
     "scaled": "#1f77b4", "unscaled": "#d62728", "additive": "#2ca02c", "mup": "#9467bd",

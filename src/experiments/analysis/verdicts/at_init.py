@@ -10,10 +10,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from . import load
-from .rules import FAILS, HOLDS, UNSURE, Part, judge, reason, verdict_of
-from .stats import per_seed_slopes
-from .verdicts import (
+from experiments.analysis.tables import load
+from experiments.analysis.verdicts.rules import FAILS, HOLDS, UNSURE, Part, judge, reason, verdict_of
+from experiments.analysis.stats.intervals import per_seed_slopes
+from experiments.analysis.verdicts.section import (
     INTERVALS,
     Section,
     all_slopes,

@@ -7,9 +7,12 @@ import re
 import numpy as np
 import pandas as pd
 
-from . import load, lr_select, status, style
-from .style import Skip
-from .survival import kaplan_meier
+from experiments.analysis.tables import load
+from experiments.analysis.lr import select as lr_select
+from experiments.analysis.tables import diverged as status
+from experiments.analysis.figures import style
+from experiments.analysis.figures.style import Skip
+from experiments.analysis.stats.survival import kaplan_meier
 
 QUALITY_PANELS = [
     ("test_accuracy", "test accuracy (fraction correct)"),

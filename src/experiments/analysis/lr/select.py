@@ -27,7 +27,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from . import status
+from experiments.analysis.tables import diverged as status
 
 CELL = ["task", "optimizer", "attention", "d_k"]
 NO_GRID = "one learning rate per cell: no lr view"

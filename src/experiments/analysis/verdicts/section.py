@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from . import load, status
-from .rules import POWER_NOTE, UNSURE
-from .stats import METHOD, MIN_SEEDS, count, fmt_ci, mean_ci, per_seed_slopes
+from experiments.analysis.tables import load
+from experiments.analysis.tables import diverged as status
+from experiments.analysis.verdicts.rules import POWER_NOTE, UNSURE
+from experiments.analysis.stats.intervals import METHOD, MIN_SEEDS, count, fmt_ci, mean_ci, per_seed_slopes
 
 INTERVALS = f"{METHOD}; {POWER_NOTE}"
 

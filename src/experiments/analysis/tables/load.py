@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import lr_select
+from experiments.analysis.lr import select as lr_select
 
 VARIANTS = ("scaled", "unscaled", "additive", "mup", "qk_norm", "cosine", "ssmax")
 EXTRA_VARIANTS = ("mup", "qk_norm", "cosine", "ssmax")

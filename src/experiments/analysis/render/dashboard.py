@@ -7,10 +7,11 @@ import html
 import json
 import math
 
-from . import load, style
-from .dashboard_js import CSS, JS
-from .figures import Rendered
-from .verdicts import Section
+from experiments.analysis.tables import load
+from experiments.analysis.figures import style
+from experiments.analysis.render.dashboard_js import CSS, JS
+from experiments.analysis.figures.catalog import Rendered
+from experiments.analysis.verdicts.section import Section
 
 RUN_COLUMNS = ["run_id", "attention", "d_k", "seed", "task", "optimizer", "experiment", "status",
                "diverged_at_step", "test_accuracy", "final_val_accuracy", "steps_to_threshold", "accuracy_auc",
