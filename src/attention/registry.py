@@ -31,12 +31,12 @@ class Variant:
     logit_scale: Callable[[int, int], float] | None = None
     # True where score(params, q, k) = c * q.k with c fixed by d_k and the
     # options alone (no per-row factor): then q.k = (W_k^T q).x lets a model
-    # skip forming the keys (see experiments.training.model.bilinear_rows).
+    # skip forming the keys (see experiments.training.reassociate.bilinear_rows).
     bilinear: bool = False
     # factored(params, q, w_k, x, key_count, **score_options) -> logits: the same
     # score with the keys given in factored form k = x @ w_k (w_k [d_model, d_k],
     # x [..., n_k, d_model]), written so that nothing of size n_k x d_k is formed.
-    # None where the variant has no such form (see training.model.factored_rows).
+    # None where the variant has no such form (see training.reassociate.factored_rows).
     factored: Callable[..., Any] | None = None
 
     @property

@@ -112,7 +112,7 @@ class ModelConfig:
     token_shift: bool = True  # add the previous token's embedding (see model.py)
     dtype: str = "float32"
     # compute the last layer's query rows without forming keys and values:
-    # scaled, unscaled, mup (training.model.bilinear_rows), additive and qk_norm
+    # scaled, unscaled, mup (training.reassociate.bilinear_rows), additive and qk_norm
     # (factored_rows); same function, other rounding; ignored by the other variants
     reassociate: bool = False
 
