@@ -9,7 +9,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from attention.registry import Variant, register
+from attention.registry import Variant, option_error, register
 
 
 def init_additive(rng, d_k: int, d_hidden: int | None = None):
@@ -80,4 +80,7 @@ register(Variant(
     doc="v . tanh(q W_q + k W_k): Bahdanau et al. 2015",
     init_options=("d_hidden",),
     factored=_additive_factored,
+    label="additive (Bahdanau)", color="#2ca02c",
+    check=lambda o: option_error(o["d_hidden"] is None or o["d_hidden"] >= 1, "d_hidden",
+                                 "must be >= 1 or null", o["d_hidden"]),
 ))

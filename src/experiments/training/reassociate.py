@@ -33,9 +33,9 @@ def _factored_inputs(spec: ModelSpec, layer, h, query_idx):
     return x.astype(dtype), q, w_k, w_v, mask
 
 
-def _pooled_output(layer, h, query_idx, x, w_v, logits, mask):
-    """softmax, then sum_t w_t W_v^T x_t = W_v^T (sum_t w_t x_t): the values are never formed."""
-    weights = attention.masked_softmax(logits, mask)
+def _pooled_output(spec: ModelSpec, layer, h, query_idx, x, w_v, logits, mask):
+    """The variant's weights, then sum_t w_t W_v^T x_t = W_v^T (sum_t w_t x_t): the values are never formed."""
+    weights = attention.get_variant(spec.attention).weights(logits, mask)
     pooled = jnp.einsum("bhqt,btd->bhqd", weights, x)  # (B, H, n_q, d_model)
     out = jnp.einsum("bhqd,dhe->bqhe", pooled, w_v)  # (B, n_q, H, d_v)
     out = out.reshape(out.shape[0], out.shape[1], -1).astype(h.dtype)
@@ -69,7 +69,8 @@ def program_spec(spec: ModelSpec) -> ModelSpec:
     its factor c (score_scale, data), so scaled, unscaled and mup at one d_k
     are traced from one spec: one program, which a sweep that runs them one
     after another compiles and loads once. Their init still uses their own."""
-    if spec.n_layers == 1 and reassociated_rows(spec) is bilinear_rows:
+    same_weights = attention.get_variant(spec.attention).weights is attention.get_variant("scaled").weights
+    if spec.n_layers == 1 and reassociated_rows(spec) is bilinear_rows and same_weights:
         return spec._replace(attention="scaled", attention_options=())
     return spec
 
@@ -91,7 +92,7 @@ def bilinear_rows(spec: ModelSpec, layer, h, query_idx, scale=None):
     scale = bilinear_factor(spec, layer) if scale is None else scale.astype(x.dtype)
     u = jnp.einsum("bhqe,dhe->bhqd", q, w_k)  # (B, H, n_q, d_model): W_k q
     logits = jnp.einsum("bhqd,btd->bhqt", u, x) * scale  # (B, H, n_q, T)
-    return _pooled_output(layer, h, query_idx, x, w_v, logits, mask)
+    return _pooled_output(spec, layer, h, query_idx, x, w_v, logits, mask)
 
 
 def factored_rows(spec: ModelSpec, layer, h, query_idx):
@@ -107,7 +108,7 @@ def factored_rows(spec: ModelSpec, layer, h, query_idx):
                                          **spec.options)
 
     logits = jax.vmap(one_head, in_axes=(0, 1, 1), out_axes=1)(layer["attn"], q, w_k)
-    return _pooled_output(layer, h, query_idx, x, w_v, logits, mask)
+    return _pooled_output(spec, layer, h, query_idx, x, w_v, logits, mask)
 
 
 def reassociated_rows(spec: ModelSpec):

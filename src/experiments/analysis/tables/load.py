@@ -14,10 +14,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+import attention
 from experiments.analysis.lr import select as lr_select
 
-VARIANTS = ("scaled", "unscaled", "additive", "mup", "qk_norm", "cosine", "ssmax")
-EXTRA_VARIANTS = ("mup", "qk_norm", "cosine", "ssmax")
+VARIANTS = tuple(attention.variant_names())  # the paper's three first, then the registry's others
+EXTRA_VARIANTS = tuple(v for v in VARIANTS if v not in attention.registry.PAPER_VARIANTS)
 RUN_KEYS = ["attention", "d_k", "seed"]
 
 

@@ -7,9 +7,12 @@ numbers out of the results folder and states the rule.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 
+import attention
 from experiments.analysis.tables import load
 from experiments.analysis.verdicts.rules import FAILS, HOLDS, UNSURE, Part, judge, reason, verdict_of
 from experiments.analysis.stats.intervals import per_seed_slopes
@@ -79,6 +82,13 @@ def gradient_verdict(parts: dict[str, Part]) -> str:
     return each.pop() if measured and len(each) == 1 else UNSURE
 
 
+def predicted_slopes(d_k: int = 64) -> dict[str, str]:
+    """Log-log slope of Var(c q.k) = d_k c^2 against d_k, for the variants whose
+    factor c is fixed by d_k alone: 1 + 2 log2(c(2 d_k) / c(d_k))."""
+    return {name: f"{round(1 + 2 * math.log2(v.logit_scale(2 * d_k, 2) / v.logit_scale(d_k, 2)), 6) + 0.0:g}"
+            for name, v in attention.VARIANTS.items() if v.bilinear and v.logit_scale is not None}
+
+
 def variance(res: load.Results) -> Section:
     title, claim = "1. Variance", ("q·k of unit-variance components has variance d_k; dividing by "
                                    "√d_k brings it back to 1 for every d_k.")
@@ -92,7 +102,7 @@ def variance(res: load.Results) -> Section:
     end, _ = end_source(res)
     s_end = all_slopes(end, "logit_var")
     d_min, d_max = df["d_k"].min(), df["d_k"].max()
-    predicted = {"unscaled": "1", "scaled": "0", "mup": "-1"}
+    predicted = predicted_slopes()
     rows = [{"variant": v, f"slope at init ({src})": slope_text(x), "predicted": predicted.get(v, "—"),
              f"Var at d_k={d_min}": num(mean_at(df, "logit_var", v, d_min)),
              f"Var at d_k={d_max}": num(mean_at(df, "logit_var", v, d_max)),
