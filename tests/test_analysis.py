@@ -17,7 +17,7 @@ from experiments.analysis.tables import load
 from experiments.analysis.verdicts import rules
 from experiments.analysis.figures import style
 from experiments.analysis.verdicts import quality as verdicts_quality
-from experiments.analysis.verdicts import cost as verdicts_train
+from experiments.analysis.verdicts import sections as verdict_sections
 from experiments.analysis.figures.train import cost as cost_figure
 from experiments.app import analysis_cli
 
@@ -154,7 +154,7 @@ SEEDED = set(SECTIONS) - {"cost"}  # every section judged over seeds
 ])
 def test_verdicts_follow_the_data(tmp_path, flip, flipped):
     root = write_synthetic_results(tmp_path, **flip)
-    got = {s.key: s.verdict for s in verdicts_train.all_sections(load.load_results(root))}
+    got = {s.key: s.verdict for s in verdict_sections.all_sections(load.load_results(root))}
     assert set(got) == set(SECTIONS)
     assert got == {key: flipped.get(key, "holds") for key in SECTIONS}
 
@@ -174,15 +174,15 @@ def test_width_setting_beside_a_study_is_kept_apart(tmp_path):
     assert set(res.summary["model.width"]) == {"fixed"} and set(res.history["run_id"]) == set(
         pd.read_parquet(fixed / "history.parquet")["run_id"])
     assert set(res.for_width().summary["model.width"]) == {"proportional"}
-    got = {s.key: s.verdict for s in verdicts_train.all_sections(res)}
-    alone = {s.key: s.verdict for s in verdicts_train.all_sections(load.load_results(fixed))}
+    got = {s.key: s.verdict for s in verdict_sections.all_sections(res)}
+    alone = {s.key: s.verdict for s in verdict_sections.all_sections(load.load_results(fixed))}
     assert got == dict(alone, extra="holds") and alone["quality"] == "does not hold"
     assert alone["extra"] == "not observed in this setting"
 
 
 def test_gradient_disagreement_is_explained(tmp_path):
     res = load.load_results(write_synthetic_results(tmp_path, rms_shrinks=False))
-    section = {s.key: s for s in verdicts_train.all_sections(res)}["gradients"]
+    section = {s.key: s for s in verdict_sections.all_sections(res)}["gradients"]
     assert section.notes[0].startswith("By the median: holds.")
     assert section.notes[1].startswith("By the RMS: does not hold.")
     assert section.notes[2].startswith("The two aggregates disagree.") and "unsaturated rows" in section.notes[2]

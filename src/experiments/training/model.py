@@ -111,7 +111,7 @@ def query_positions(loss_mask, n_queries: int):
     of the positions by loss first, then sorted).
 
     Built from running counts rather than a sort: two sorts of (B, T) per step
-    were 8 % of an MQAR step (T = 64) on a CPU. Integer arithmetic: exact."""
+    are a visible share of a short-sequence step on a CPU. Integer arithmetic: exact."""
     t = loss_mask.shape[-1]
     is_loss = loss_mask > 0  # (B, T)
     n_pad = n_queries - is_loss.sum(-1, keepdims=True)  # (B, 1)

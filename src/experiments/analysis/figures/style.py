@@ -25,6 +25,9 @@ def _theory_scale2(variant) -> Callable[[float], float]:
     return lambda d: variant.logit_scale(d, 2) ** 2
 
 
+# the colours the variants name for themselves, in the registry's order (the dashboard's legend)
+COLOURS = {name: attention.VARIANTS[name].color for name in attention.variant_names()
+           if attention.VARIANTS[name].color}
 # Theory scale factor c^2 of q.k for the variants whose c is fixed by d_k alone
 # (Variant.bilinear): Var(c q.k) = d_k c^2 for unit-variance q, k.
 THEORY_SCALE2 = {name: _theory_scale2(v) for name, v in attention.VARIANTS.items()

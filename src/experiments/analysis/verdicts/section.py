@@ -3,7 +3,7 @@
 Every verdict is computed from a table built from the results folder; the
 rule that decides it is stated in the Section it returns, each clause of it
 with its interval, its answer and its power (rules.Part). The sections
-themselves live in verdicts_attn (1-3b), verdicts_train (4, 5) and
+themselves live in at_init (1-3b), quality (4), cost (5) and
 verdicts_mup (6).
 """
 
