@@ -66,7 +66,7 @@ def render(res: load.Results, sections: list[Section]) -> str:
     summary = pd.DataFrame([{"sub-claim": s.title, "verdict": s.verdict} for s in sections])
     head = [
         "# Scaled dot-product attention: what the data say",
-        "Vaswani et al. 2017, sec. 3.2.1, put under measurement (see CLAIM.md). Written by "
+        "Vaswani et al. 2017, sec. 3.2.1, put under measurement (see docs/CLAIM.md). Written by "
         "`python -m experiments.report` from the results folder alone; every verdict below is computed "
         f"from the tables by the rule stated beside it. Intervals: {INTERVALS}. Figures: "
         "`python -m experiments.plot`.",

@@ -145,7 +145,7 @@ def jacobian(res: load.Results) -> Section:
             f"more than {TOL_SHARE} per doubling of d_k, while scaled's ‖J‖_F slope lies within "
             f"0 ± {TOL_SLOPE} and its share within ±{TOL_SHARE}; does not hold if any of the four lies "
             "wholly on the wrong side; inconclusive otherwise. The median, not the mean: the mean of "
-            "‖J‖_F over rows falls only like 1/σ and is not monotone in σ (CLAIM.md).")
+            "‖J‖_F over rows falls only like 1/σ and is not monotone in σ (docs/CLAIM.md).")
     src, df, cond_text = init_source(res)
     if df is None or "jacobian_norm_median" not in df or "saturation" not in df:
         return no_data("jacobian", title, claim, ["gradients", "saturation"], rule,
@@ -194,7 +194,7 @@ def _disagreement(df: pd.DataFrame, verdicts: dict[str, str]) -> str:
 def gradients(res: load.Results) -> Section:
     title, claim = "3b. Small gradients: what reaches W_q and W_k", (
         "The gradient reaching the query and key projections becomes small (unscaled, large d_k). "
-        "Caveat (CLAIM.md): the unscaled logit is not divided, which puts an extra ~√d_k into that "
+        "Caveat (docs/CLAIM.md): the unscaled logit is not divided, which puts an extra ~√d_k into that "
         "gradient and can offset the Jacobian's shrinkage.")
     rule = (f"Per-row gradient norms at init from the probe, aggregated over rows by the median and by "
             f"the RMS; per seed, the log-log slope vs d_k of unscaled/scaled (seeds paired); {INTERVALS}. "
