@@ -20,6 +20,7 @@ from hydra import compose, initialize_config_dir
 from hydra.core.config_store import ConfigStore
 from omegaconf import OmegaConf
 
+from experiments.analysis import results as analysis_results
 from experiments.analysis.tables import load
 from experiments.app.errors import CONF_DIR, ConfigError, explain
 from experiments.app.preflight import check_output_dir
@@ -76,7 +77,7 @@ def compose_config(argv: Sequence[str]) -> AnalysisConfig:
 
 def load_configured(cfg: AnalysisConfig) -> load.Results:
     """The results folder's tables with the primary condition the config names."""
-    return load.load_results(cfg.results_dir, cfg.primary_optimizer, cfg.primary_task)
+    return analysis_results.load_results(cfg.results_dir, cfg.primary_optimizer, cfg.primary_task)
 
 
 def entry(name: str, task: Callable[[load.Results], None], argv: Sequence[str] | None = None) -> int:

@@ -10,12 +10,12 @@ import os
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pandas as pd
 
 import attention
-from experiments.analysis.lr import select as lr_select
 
 VARIANTS = tuple(attention.variant_names())  # the paper's three first, then the registry's others
 EXTRA_VARIANTS = tuple(v for v in VARIANTS if v not in attention.registry.PAPER_VARIANTS)
@@ -98,9 +98,13 @@ def _reason(e: Exception) -> str:
 
 
 def load_results(root: str | os.PathLike, primary_optimizer: str = "adam",
-                 primary_task: str | None = None) -> Results:
+                 primary_task: str | None = None, keep_runs: Callable | None = None) -> Results:
     """Every table of the results folder (None where absent or empty), and the primary
     condition (conf/analysis.yaml: primary_optimizer, primary_task).
+
+    `keep_runs(summary, history) -> run ids`, when given, selects the history the
+    verdicts read (`history_all` keeps every run): analysis.results passes the
+    learning-rate policy (each cell at its best lr).
 
     Raises ResultsFileError naming the file when one cannot be read, ConditionError
     when the history has no runs under the named primary condition."""
@@ -116,8 +120,8 @@ def load_results(root: str | os.PathLike, primary_optimizer: str = "adam",
     probe = with_grad_aliases(tables["probe"])
     summary, history, width_summary, width_history = split_width(summary, history)
     history_all = history
-    if history is not None and lr_select.has_grid(summary):
-        history = history[history["run_id"].isin(set(lr_select.at_best(summary, history)["run_id"]))]
+    if history is not None and keep_runs is not None:
+        history = history[history["run_id"].isin(set(keep_runs(summary, history)))]
     primary = None if history is None else primary_condition(history, primary_optimizer, primary_task)
     return Results(root, summary, history, probe, tables["cost"], primary, history_all,
                    width_summary, width_history)
