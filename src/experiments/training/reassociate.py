@@ -6,7 +6,7 @@ LN(h); a variant with a factored form takes its keys as x @ W_k; the values are
 pooled before W_v. The same function as model.attention_layer with other
 rounding, hence a config key (part of a run's identity). Where the only layer
 is bilinear, the variant reaches the training programs as its factor c alone
-(score_scale, data), so scaled, unscaled and mup at one d_k share one program
+(score_scale, data), so the bilinear variants at one d_k share one program
 (program_spec).
 """
 from __future__ import annotations
@@ -56,7 +56,7 @@ def score_scale(spec: ModelSpec, params):
     layer's bilinear factor c where bilinear_rows computes it, else 1 (unused).
 
     Given as data rather than folded into the program, c is all that tells
-    scaled, unscaled and mup apart there, so their runs at one d_k share one
+    the bilinear variants apart there, so their runs at one d_k share one
     compiled program (and one entry of the persistent compilation cache)."""
     if reassociated_rows(spec) is not bilinear_rows:
         return jnp.ones((), jnp.dtype(spec.dtype))
@@ -66,7 +66,7 @@ def score_scale(spec: ModelSpec, params):
 def program_spec(spec: ModelSpec) -> ModelSpec:
     """The spec the training programs are traced from. Where the model's only
     layer computes bilinear_rows, the variant reaches those programs only as
-    its factor c (score_scale, data), so scaled, unscaled and mup at one d_k
+    its factor c (score_scale, data), so the bilinear variants at one d_k
     are traced from one spec: one program, which a sweep that runs them one
     after another compiles and loads once. Their init still uses their own."""
     same_weights = attention.get_variant(spec.attention).weights is attention.get_variant("scaled").weights
@@ -97,7 +97,7 @@ def bilinear_rows(spec: ModelSpec, layer, h, query_idx, scale=None):
 
 def factored_rows(spec: ModelSpec, layer, h, query_idx):
     """attention_layer's query rows for a variant with a factored form
-    (additive, qk_norm): its score takes the keys as x @ W_k, per head, and
+    (Variant.factored): its score takes the keys as x @ W_k, per head, and
     the values are pooled as in bilinear_rows. For additive at large d_k this
     replaces a [T, d_k] x [d_k, d_hidden] product per example by one
     [d_model, d_k] x [d_k, d_hidden] product per step."""

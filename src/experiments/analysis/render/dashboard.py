@@ -63,7 +63,9 @@ def figures_html(rendered: list[Rendered], notes: list[str]) -> str:
 
 
 def render(res: load.Results, sections: list[Section], rendered: list[Rendered], notes: list[str]) -> str:
-    payload = runs_payload(res) | {"colours": style.COLOURS}
+    shown = set() if res.summary is None else set(res.summary["attention"])
+    # every variant on the page in its figures' colour (one the registry does not colour included)
+    payload = runs_payload(res) | {"colours": style.COLOURS | {v: style.colour(v) for v in sorted(shown)}}
     data = json.dumps(payload, sort_keys=True, allow_nan=False).replace("</", "<\\/")
     chart = ("<p><label>metric <select id='metric'></select></label> — one point per run (hover for "
              "details), line: mean over the completed seeds; ×: a diverged run (left out of the line).</p><svg id='chart' width='720' height='360' "
