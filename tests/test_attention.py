@@ -381,3 +381,18 @@ def test_d_k_mismatch_raises(name):
     v = normal(23, (B, H, N_K, D_V))
     with pytest.raises(ValueError, match=rf"d_k.*{D_K}.*{D_K - 2}"):
         attention.attend(name, params_for(name), q, k, v)
+
+
+def test_sigmoid_attention_is_its_closed_form():
+    """sigmoid(q.k / sqrt(d_k) - log n) per key, n the keys the row may attend to
+    (Ramapuram et al. 2024); masked keys weigh 0; the weights are the variant's own."""
+    q, k, v = (np.asarray(normal(i, shape), np.float64) for i, shape in
+               ((21, (5, D_K)), (22, (7, D_K)), (23, (7, D_V))))
+    mask = np.tril(np.ones((5, 7), bool), k=2)
+    out, weights = attention.attend("sigmoid", {}, jnp.asarray(q, jnp.float32), jnp.asarray(k, jnp.float32),
+                                    jnp.asarray(v, jnp.float32), mask=jnp.asarray(mask))
+    n = mask.sum(-1, keepdims=True)
+    want = np.where(mask, 1 / (1 + np.exp(-(q @ k.T / np.sqrt(D_K) - np.log(n)))), 0.0)
+    np.testing.assert_allclose(weights, want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out, want @ v, rtol=1e-4, atol=1e-5)
+    assert not np.allclose(np.asarray(weights).sum(-1), 1.0)  # not a softmax
