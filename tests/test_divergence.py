@@ -19,7 +19,6 @@ from experiments.analysis.render import dashboard as dashboard_html
 from experiments.analysis.figures import attn as figures_attn
 from experiments.analysis.figures import train as figures_train
 from experiments.analysis import results as analysis_results
-from experiments.analysis.tables import load
 from experiments.analysis.figures import style
 from experiments.analysis.verdicts import sections as verdict_sections
 

@@ -22,6 +22,7 @@ from experiments.tasks import TASKS, train_batch
 from experiments.training import compile as compiling
 from experiments.training import spec as speclib
 from experiments.training import loop
+from experiments.training import group as grouplib
 from experiments.training.group import Lane
 from experiments.training import step as steplib
 from experiments.training.model import init_model
@@ -134,7 +135,7 @@ def lane_throughput(cfg: DictConfig, lane_counts: list[int], min_time_s: float,
     {"median": {count: run-steps/s}, "rounds": {count: [run-steps/s per round]}}."""
     calls = {}
     for n in lane_counts:
-        group = grouplib.prepare(cfg, [grouplib.Lane(cfg.seed + i, float(cfg.optimizer.lr))
+        group = grouplib.prepare(cfg, [Lane(cfg.seed + i, float(cfg.optimizer.lr))
                                        for i in range(n)])
         n_steps = group.place_shared(np.int32(group.chunk_steps))
         box = {"state": group.state}
