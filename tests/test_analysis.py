@@ -13,8 +13,13 @@ import pytest
 from fixtures_results import assert_self_contained, write_synthetic_results
 
 from experiments import dashboard, plot, report
-from experiments.analysis import load, rules, style, verdicts_quality, verdicts_train
-from experiments.analysis.figures_train import cost as cost_figure
+from experiments.analysis import results as analysis_results
+from experiments.analysis.tables import load
+from experiments.analysis.verdicts import rules
+from experiments.analysis.figures import style
+from experiments.analysis.verdicts import quality as verdicts_quality
+from experiments.analysis.verdicts import sections as verdict_sections
+from experiments.analysis.figures.train import cost as cost_figure
 from experiments.app import analysis_cli
 
 FIGURES = {"logit_variance", "entropy", "saturation", "gradients", "quality", "cost", "logit_growth",
@@ -46,7 +51,7 @@ def test_plot_writes_every_figure_as_png_and_svg(results):
 
 
 def test_svg_is_deterministic(results):
-    res = load.load_results(results)
+    res = analysis_results.load_results(results)
     (_, a), = cost_figure(res)
     (_, b), = cost_figure(res)
     try:
@@ -150,7 +155,7 @@ SEEDED = set(SECTIONS) - {"cost"}  # every section judged over seeds
 ])
 def test_verdicts_follow_the_data(tmp_path, flip, flipped):
     root = write_synthetic_results(tmp_path, **flip)
-    got = {s.key: s.verdict for s in verdicts_train.all_sections(load.load_results(root))}
+    got = {s.key: s.verdict for s in verdict_sections.all_sections(analysis_results.load_results(root))}
     assert set(got) == set(SECTIONS)
     assert got == {key: flipped.get(key, "holds") for key in SECTIONS}
 
@@ -166,19 +171,19 @@ def test_width_setting_beside_a_study_is_kept_apart(tmp_path):
         tables = [pd.read_parquet(fixed / f"{name}.parquet"),
                   pd.read_parquet(width / f"{name}.parquet").assign(run_id=lambda d: d["run_id"] + "-wide")]
         pd.concat(tables, ignore_index=True).to_parquet(both / f"{name}.parquet", index=False)
-    res = load.load_results(both)
+    res = analysis_results.load_results(both)
     assert set(res.summary["model.width"]) == {"fixed"} and set(res.history["run_id"]) == set(
         pd.read_parquet(fixed / "history.parquet")["run_id"])
     assert set(res.for_width().summary["model.width"]) == {"proportional"}
-    got = {s.key: s.verdict for s in verdicts_train.all_sections(res)}
-    alone = {s.key: s.verdict for s in verdicts_train.all_sections(load.load_results(fixed))}
+    got = {s.key: s.verdict for s in verdict_sections.all_sections(res)}
+    alone = {s.key: s.verdict for s in verdict_sections.all_sections(analysis_results.load_results(fixed))}
     assert got == dict(alone, extra="holds") and alone["quality"] == "does not hold"
     assert alone["extra"] == "not observed in this setting"
 
 
 def test_gradient_disagreement_is_explained(tmp_path):
-    res = load.load_results(write_synthetic_results(tmp_path, rms_shrinks=False))
-    section = {s.key: s for s in verdicts_train.all_sections(res)}["gradients"]
+    res = analysis_results.load_results(write_synthetic_results(tmp_path, rms_shrinks=False))
+    section = {s.key: s for s in verdict_sections.all_sections(res)}["gradients"]
     assert section.notes[0].startswith("By the median: holds.")
     assert section.notes[1].startswith("By the RMS: does not hold.")
     assert section.notes[2].startswith("The two aggregates disagree.") and "unsaturated rows" in section.notes[2]
@@ -194,12 +199,12 @@ def test_saturation_verdict_flips_in_the_written_report(tmp_path):
 
 def test_primary_condition_is_named_not_counted(tmp_path):
     root = write_synthetic_results(tmp_path)  # assoc_recall/adam has more runs than mqar/sgd
-    assert load.load_results(root).primary == ("assoc_recall", "adam")
-    assert load.load_results(root, primary_optimizer="sgd").primary == ("mqar", "sgd")
+    assert analysis_results.load_results(root).primary == ("assoc_recall", "adam")
+    assert analysis_results.load_results(root, primary_optimizer="sgd").primary == ("mqar", "sgd")
     with pytest.raises(load.ConditionError, match=r"^primary_optimizer: 'rmsprop' has no runs .* adam, sgd\)"):
-        load.load_results(root, primary_optimizer="rmsprop")
+        analysis_results.load_results(root, primary_optimizer="rmsprop")
     with pytest.raises(load.ConditionError, match="primary_task: 'mqar' has no runs with optimizer adam"):
-        load.load_results(root, primary_task="mqar")
+        analysis_results.load_results(root, primary_task="mqar")
 
 
 def test_no_step_difference_when_neither_reached():

@@ -21,7 +21,6 @@ import attention
 # level 0 cuts it by ~40% and leaves the float semantics (no fast-math) as they are.
 jit = functools.partial(jax.jit, compiler_options={"xla_backend_optimization_level": 0})
 NAMES = sorted(attention.VARIANTS)
-PARAM_FREE = ("scaled", "unscaled", "mup")
 B, H, N_Q, N_K, D_K, D_V = 2, 3, 5, 7, 8, 4  # d_v != d_k: d_v is free
 
 
@@ -278,8 +277,9 @@ def test_masks_and_fully_masked_rows(name):
     (_, (out, weights)), grads = jit(loss_and_grads(name))(params, q, k, v, mask, normal(15, (B, H, N_Q, D_V)))
     assert np.all(np.isfinite(out)) and np.all(np.isfinite(weights))
     assert np.all(np.asarray(weights)[~np.asarray(mask)] == 0.0)  # masked keys: weight exactly 0
-    np.testing.assert_allclose(weights[1:, :, FULL_ROWS].sum(-1), 1.0, atol=1e-6)
-    np.testing.assert_allclose(weights[0, 1:, FULL_ROWS].sum(-1), 1.0, atol=1e-6)
+    if attention.get_variant(name).weights is attention.masked_softmax:  # a distribution over the keys
+        np.testing.assert_allclose(weights[1:, :, FULL_ROWS].sum(-1), 1.0, atol=1e-6)
+        np.testing.assert_allclose(weights[0, 1:, FULL_ROWS].sum(-1), 1.0, atol=1e-6)
     # fully masked rows: zero weights, zero output
     np.testing.assert_array_equal(weights[..., EMPTY_ROWS, :], 0.0)
     np.testing.assert_array_equal(out[..., EMPTY_ROWS, :], 0.0)
@@ -336,7 +336,7 @@ def test_bfloat16_close_to_float32(name):
 @pytest.mark.parametrize("name", NAMES)
 def test_init_params(name):
     params = params_for(name)
-    if name in PARAM_FREE:
+    if attention.get_variant(name).init is attention.registry.no_params:
         assert params == {}
     else:
         assert params and all(jnp.issubdtype(p.dtype, jnp.floating) for p in jax.tree.leaves(params))
@@ -347,8 +347,10 @@ def test_init_params(name):
 
 
 def test_variant_names_are_the_contract():
-    assert set(attention.VARIANTS) == {"scaled", "unscaled", "additive", "mup", "qk_norm",
+    """The contract's names are registered (a new variant may join them)."""
+    assert set(attention.VARIANTS) >= {"scaled", "unscaled", "additive", "mup", "qk_norm",
                                        "cosine", "ssmax"}
+    assert attention.variant_names()[:3] == ["scaled", "unscaled", "additive"]
 
 
 def _assert_lists_every_name(excinfo):
@@ -379,3 +381,18 @@ def test_d_k_mismatch_raises(name):
     v = normal(23, (B, H, N_K, D_V))
     with pytest.raises(ValueError, match=rf"d_k.*{D_K}.*{D_K - 2}"):
         attention.attend(name, params_for(name), q, k, v)
+
+
+def test_sigmoid_attention_is_its_closed_form():
+    """sigmoid(q.k / sqrt(d_k) - log n) per key, n the keys the row may attend to
+    (Ramapuram et al. 2024); masked keys weigh 0; the weights are the variant's own."""
+    q, k, v = (np.asarray(normal(i, shape), np.float64) for i, shape in
+               ((21, (5, D_K)), (22, (7, D_K)), (23, (7, D_V))))
+    mask = np.tril(np.ones((5, 7), bool), k=2)
+    out, weights = attention.attend("sigmoid", {}, jnp.asarray(q, jnp.float32), jnp.asarray(k, jnp.float32),
+                                    jnp.asarray(v, jnp.float32), mask=jnp.asarray(mask))
+    n = mask.sum(-1, keepdims=True)
+    want = np.where(mask, 1 / (1 + np.exp(-(q @ k.T / np.sqrt(D_K) - np.log(n)))), 0.0)
+    np.testing.assert_allclose(weights, want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out, want @ v, rtol=1e-4, atol=1e-5)
+    assert not np.allclose(np.asarray(weights).sum(-1), 1.0)  # not a softmax

@@ -20,7 +20,7 @@ from fixtures_results import write_synthetic_results
 from test_bad_input import FULL_ROWS, SUBPROCESS, Case, a_file, case_id, check_case, write_table
 
 from experiments import report
-from experiments.analysis import load
+from experiments.analysis.tables import load
 from experiments.app import analysis_cli, errors, runtime
 from experiments.tasks.common import SEED_MAX
 from experiments.training import memory

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from experiments.analysis import stats
+from experiments.analysis.stats import intervals as stats
 
 REPS = 20_000  # Monte Carlo SE of a 95% coverage: 0.15 points
 NS = (3, 5, 8, 20)

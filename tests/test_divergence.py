@@ -15,7 +15,12 @@ import pytest
 from fixtures_results import write_synthetic_results
 
 from experiments import report
-from experiments.analysis import dashboard_html, figures_attn, figures_train, load, style, verdicts_train
+from experiments.analysis.render import dashboard as dashboard_html
+from experiments.analysis.figures import attn as figures_attn
+from experiments.analysis.figures import train as figures_train
+from experiments.analysis import results as analysis_results
+from experiments.analysis.figures import style
+from experiments.analysis.verdicts import sections as verdict_sections
 
 EVAL_EVERY = 10
 TINY = ["attention=scaled", "d_k=8", "seed=0", "optimizer=sgd", "train.steps=40",
@@ -122,9 +127,9 @@ def test_report_counts_diverged_runs_per_cell(broken):
 
 
 def test_verdicts_leave_diverged_runs_out(broken, tmp_path):
-    clean = load.load_results(write_synthetic_results(tmp_path))
-    with_broken = load.load_results(broken)
-    quality = {s.key: s for s in verdicts_train.all_sections(with_broken)}["quality"]
+    clean = analysis_results.load_results(write_synthetic_results(tmp_path))
+    with_broken = analysis_results.load_results(broken)
+    quality = {s.key: s for s in verdict_sections.all_sections(with_broken)}["quality"]
     table = quality.tables[0][1]
     row = table[(table["task"] == "assoc_recall") & (table["d_k"] == 128)].iloc[0]
     expected = clean.summary[(clean.summary["task"] == "assoc_recall") & (clean.summary["d_k"] == 128)
@@ -138,7 +143,7 @@ def _markers(fig, marker="x"):
 
 
 def test_figures_mark_diverged_runs(broken):
-    res = load.load_results(broken)
+    res = analysis_results.load_results(broken)
     (_, fig), = figures_train.quality(res)
     try:
         assert len(_markers(fig)) >= 3 * 2  # two cells, in each of the three panels
@@ -160,8 +165,8 @@ def test_figures_mark_diverged_runs(broken):
 
 
 def test_dashboard_lists_status_and_step(broken):
-    res = load.load_results(broken)  # figures left out: they are tested above
-    page = dashboard_html.render(res, verdicts_train.all_sections(res), [], [])
+    res = analysis_results.load_results(broken)  # figures left out: they are tested above
+    page = dashboard_html.render(res, verdict_sections.all_sections(res), [], [])
     data = json.loads(page.split('id="dashboard-data">')[1].split("</script>")[0])
     assert "status" in data["columns"] and "diverged_at_step" in data["columns"]
     runs = [r for r in data["runs"] if r["status"] == "diverged"]

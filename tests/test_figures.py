@@ -7,7 +7,9 @@ import dataclasses
 import pytest
 from fixtures_results import write_synthetic_results
 
-from experiments.analysis import figures_train, load, style
+from experiments.analysis.figures import style
+from experiments.analysis.figures import train as figures_train
+from experiments.analysis.tables import load
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from experiments.analysis import stats, survival
+from experiments.analysis.stats import intervals as stats
+from experiments.analysis.stats import survival
 from experiments.training.loop import RunResult, summarize
 
 T975_2, T80_2 = 4.302652729911275, 1.0606601717798212  # Student t quantiles, 2 degrees of freedom

@@ -148,3 +148,17 @@ def test_every_package_says_what_it_holds():
     for init in sorted(SRC.rglob("__init__.py")):
         doc = ast.get_docstring(ast.parse(init.read_text()))
         assert doc and len(doc.split()) >= 8, f"{init.relative_to(SRC)}: no docstring"
+
+
+# analysis/ is split by the reader's question; its rooms are layers too, lowest first
+ANALYSIS_ROOMS = ["stats", "tables", "lr", "results", "verdicts", "figures", "render"]
+
+
+def test_analysis_rooms_do_not_climb():
+    prefix = "experiments.analysis."
+    room = lambda name: ANALYSIS_ROOMS.index(name[len(prefix):].split(".")[0])  # noqa: E731
+    mods = [n for n in modules() if n.startswith(prefix)]
+    assert all(n[len(prefix):].split(".")[0] in ANALYSIS_ROOMS for n in mods), mods
+    climbs = [f"{n} imports {t}" for n, targets in graph().items() if n.startswith(prefix)
+              for t in targets if t.startswith(prefix) and room(t) > room(n)]
+    assert not climbs, "analysis imports that climb a room:\n" + "\n".join(climbs)

@@ -11,10 +11,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from experiments.analysis import figures_lr, load, lr_select, lr_views, quality_rules, rules, style
-from experiments.analysis import verdicts_quality as vq
-from experiments.analysis.rules import FAILS, HOLDS, UNSURE
-from experiments.tasks import TASKS, MQARConfig
+from experiments.analysis.figures import lr as figures_lr
+from experiments.analysis import results as analysis_results
+from experiments.analysis.tables import load
+from experiments.analysis.lr import select as lr_select
+from experiments.analysis.lr import views as lr_views
+from experiments.analysis.verdicts import quality_rules
+from experiments.analysis.verdicts import rules
+from experiments.analysis.figures import style
+from experiments.analysis.verdicts import quality as vq
+from experiments.analysis.verdicts.rules import FAILS, HOLDS, UNSURE
+from experiments.tasks import TASKS
+from experiments.tasks.mqar import MQARConfig
 
 GRID = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2)
 D_KS = (8, 16, 32, 64, 128, 256)
@@ -298,7 +306,7 @@ def test_the_d_k_sections_read_only_the_best_lr_runs(tmp_path):
         step=0, accuracy=0.1, experiment="x")
     summary.to_parquet(tmp_path / "summary.parquet", index=False)
     history.to_parquet(tmp_path / "history.parquet", index=False)
-    res = load.load_results(tmp_path)
+    res = analysis_results.load_results(tmp_path)
     best = set(lr_select.at_best(summary)["run_id"])
     assert set(res.history["run_id"]) == best and len(best) == 3 * 3 * 3  # variants x d_k x seeds
     assert len(res.history_all) == len(history)

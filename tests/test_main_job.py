@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from omegaconf import OmegaConf
 
-from experiments.analysis.stats import MIN_SEEDS
+from experiments.analysis.stats.intervals import MIN_SEEDS
 from experiments.app.pipeline import steps
 
 

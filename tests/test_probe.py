@@ -130,6 +130,7 @@ def test_task_input_matches_theory(task_table):
 def test_task_rows_are_the_harness_forward():
     # the probe's logits are experiments.training.model.forward's, at the loss positions
     from experiments.instruments import probe_task
+    from experiments.training import blocks
     from experiments.training import model as harness
 
     cfg = make_cfg(variants=["unscaled"], n_rows=64)
@@ -140,7 +141,7 @@ def test_task_rows_are_the_harness_forward():
     _, qidx, [(logits, _, mask)] = harness.forward(spec, params, batch, data["qidx"].shape[-1])
     np.testing.assert_array_equal(np.asarray(qidx).reshape(data["qidx"].shape), data["qidx"])
     layer = params["layers"][0]
-    x = harness._layer_norm(harness.embed(spec, params, batch), layer["ln"])
+    x = blocks.layer_norm(harness.embed(spec, params, batch), layer["ln"])
     xq = jnp.take_along_axis(x, qidx[..., None], axis=1)
     mine = jnp.einsum("bqd,btd->bqt", xq @ layer["w_q"], x @ layer["w_k"])
     m = np.asarray(mask[:, 0])

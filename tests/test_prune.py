@@ -10,7 +10,8 @@ import sys
 import numpy as np
 import pandas as pd
 
-from experiments.analysis import lr_select, prune_replay
+from experiments.analysis.lr import prune_replay
+from experiments.analysis.lr import select as lr_select
 from experiments.training import prune
 
 ON = prune.PruneRule(enabled=True, min_frac=0.1, slack=0.1, window=2, keep_below=0)

@@ -15,17 +15,14 @@ import attention
 from experiments.app import config  # noqa: F401 - registers the schemas
 from experiments.app.errors import CONF_DIR
 from experiments.store import results
+from experiments.training import compile as compiling
 from experiments.training import group as grouplib
+from experiments.training import spec as speclib
 from experiments.training import lane_axis
+from experiments.training.group import Lane
 from experiments.training.loop import train_lanes
-from experiments.training.model import (
-    ModelSpec,
-    attention_layer,
-    bilinear_rows,
-    factored_rows,
-    init_model,
-    reassociated_rows,
-)
+from experiments.training.model import ModelSpec, attention_layer, init_model
+from experiments.training.reassociate import bilinear_rows, factored_rows, reassociated_rows
 
 TINY = ["d_k=16", "train.steps=20", "train.eval_every=10", "train.n_val=48", "train.n_test=80",
         "train.batch_size=8", "logger=none", "progress=false"]
@@ -99,14 +96,14 @@ def test_reassociate_is_ignored_where_it_changes_nothing():
     for name, same in (("cosine", True), ("ssmax", True), ("additive", False), ("qk_norm", False),
                        ("scaled", False)):
         on, off = _compose(f"attention={name}", "model.reassociate=true"), _compose(f"attention={name}")
-        task_cfg = grouplib.task_object(dict(on.task))
-        assert grouplib.model_spec(on, task_cfg).reassociate is (not same)
+        task_cfg = speclib.task_object(dict(on.task))
+        assert speclib.model_spec(on, task_cfg).reassociate is (not same)
         assert (results.run_id(on) == results.run_id(off)) is same
 
 
 @pytest.mark.parametrize("name", ["scaled", "additive", "qk_norm"])
 def test_reassociated_training_matches_within_rounding(name):
-    lanes = [grouplib.Lane(0, 1e-3), grouplib.Lane(1, 3e-3)]
+    lanes = [Lane(0, 1e-3), Lane(1, 3e-3)]
     plain = train_lanes(_compose(f"attention={name}"), lanes)
     fast = train_lanes(_compose(f"attention={name}", "model.reassociate=true"), lanes)
     for a, b in zip(plain, fast):
@@ -115,7 +112,7 @@ def test_reassociated_training_matches_within_rounding(name):
             np.testing.assert_allclose(ra["grad_norm"], rb["grad_norm"], rtol=1e-3)
 
 
-BLOCK_LANES = [grouplib.Lane(s, 1e-3) for s in range(4)]
+BLOCK_LANES = [Lane(s, 1e-3) for s in range(4)]
 
 
 @pytest.fixture(scope="module")
@@ -142,7 +139,7 @@ def test_block_size_divides_the_lanes():
 def test_an_ended_lane_skips_its_steps():
     """A lane marked inactive comes back from a chunk unchanged; its neighbours move."""
     cfg = _compose("attention=scaled")
-    group = grouplib.prepare(cfg, [grouplib.Lane(0, 1e-3), grouplib.Lane(1, 1e-3)])
+    group = grouplib.prepare(cfg, [Lane(0, 1e-3), Lane(1, 1e-3)])
     before = jax.device_get(group.state["params"])
     state = {**group.state, "active": group.place(jax.device_put(np.array([True, False])))}
     after, measured, _ = group.run(state, 5)
@@ -165,16 +162,16 @@ def _program_texts(monkeypatch, *overrides: str) -> dict[str, str]:
         texts.update({name: lower().as_text(debug_info=False) for name, lower in lowerers.items()})
         return lambda: (dict.fromkeys(lowerers), 0.0, 0.0)
 
-    monkeypatch.setattr(grouplib, "_start_executables", capture)
+    monkeypatch.setattr(grouplib, "start_executables", capture)
     monkeypatch.setattr(grouplib, "program_spec", lambda spec: spec)
-    grouplib.release_compiled()
+    compiling.release_compiled()
     group = grouplib.prepare(_compose("model.reassociate=true", *overrides),
-                             [grouplib.Lane(0, 1e-3), grouplib.Lane(1, 1e-3)])
+                             [Lane(0, 1e-3), Lane(1, 1e-3)])
     return {**texts, "score_scale": jax.device_get(group.state["score_scale"]).tolist()}
 
 
 def test_bilinear_variants_share_their_programs(monkeypatch):
-    """Under model.reassociate the bilinear factor is data (model.score_scale):
+    """Under model.reassociate the bilinear factor is data (reassociate.score_scale):
     scaled, unscaled and mup at one d_k are one program, so a sweep compiles it
     once (the persistent cache holds it); the factor tells them apart."""
     scaled = _program_texts(monkeypatch, "attention=scaled")
@@ -201,8 +198,8 @@ def test_the_next_bilinear_variant_reuses_the_programs(n_layers, shared):
     """scaled, then unscaled at the same d_k (a sweep with d_k outermost): the
     second group takes the first's compiled programs (compile time 0) where
     its model has one layer, and each lane keeps its own factor."""
-    grouplib.release_compiled()
-    lanes = [grouplib.Lane(0, 1e-3), grouplib.Lane(1, 1e-3)]
+    compiling.release_compiled()
+    lanes = [Lane(0, 1e-3), Lane(1, 1e-3)]
     cfgs = [_compose("model.reassociate=true", f"attention={name}", f"model.n_layers={n_layers}")
             for name in ("scaled", "unscaled")]
     first, second = (grouplib.prepare(cfg, lanes) for cfg in cfgs)

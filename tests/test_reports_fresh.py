@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from experiments.analysis import report_md, verdicts_train
+from experiments.analysis.render import report as report_md
+from experiments.analysis.verdicts import sections as verdict_sections
 from experiments.app import analysis_cli
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,7 +33,7 @@ def test_committed_report_is_fresh(path):
     folder = path.parent.relative_to(ROOT)
     # the command's own config (conf/analysis.yaml defaults), as `experiments.report` reads it
     res = analysis_cli.load_configured(analysis_cli.compose_config([f"results_dir={path.parent}"]))
-    fresh = report_md.render(res, verdicts_train.all_sections(res))
+    fresh = report_md.render(res, verdict_sections.all_sections(res))
     assert path.read_text() == fresh, (
         f"{path.relative_to(ROOT)} is stale: rewrite it with "
         f"`python -m experiments.report results_dir={folder}` (and the figures with "

@@ -85,7 +85,7 @@ def test_a_job_that_differs_only_in_seed_reuses_the_programs(group_and_alone, tm
     """The single-seed jobs share one program: the first compiles it (the
     4-lane group before it has other shapes), the next three reuse it, and a
     reused program gives exactly the numbers of a fresh compile."""
-    from experiments.training import group as grouplib
+    from experiments.training import compile as grouplib
 
     compiles = [s["compile_time_s"] for s in group_and_alone["singles"]]
     assert group_and_alone["group"][0]["compile_time_s"] > 0

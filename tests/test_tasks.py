@@ -10,16 +10,10 @@ import numpy as np
 import pytest
 from omegaconf import OmegaConf
 
-from experiments.tasks import (
-    TASKS,
-    AssocRecallConfig,
-    MQARConfig,
-    VectorRetrievalConfig,
-    fixed_set,
-    get_task,
-    stream_key,
-    train_batch,
-)
+from experiments.tasks import TASKS, fixed_set, get_task, stream_key, train_batch
+from experiments.tasks.assoc_recall import AssocRecallConfig
+from experiments.tasks.mqar import MQARConfig
+from experiments.tasks.vector_retrieval import VectorRetrievalConfig
 from experiments.tasks.mqar import gap_log_weights, n_slots
 
 CONF = Path(__file__).resolve().parents[1] / "conf" / "task"

@@ -26,7 +26,7 @@ def test_small_sigma_entropy_formula(sigma):
 
 
 def test_row_scale_law_matters_at_small_d_k():
-    # CLAIM.md: a fixed sigma (ignoring |q|^2 ~ chi2(d_k)) is off by several percent at small d_k
+    # docs/CLAIM.md: a fixed sigma (ignoring |q|^2 ~ chi2(d_k)) is off by several percent at small d_k
     law = theory.row_law("unscaled", 8, 64)
     with_chi2 = theory.monte_carlo(law, 64)["entropy"]
     fixed = theory.monte_carlo(theory.RowLaw("gauss", math.sqrt(law.var)), 64)["entropy"]

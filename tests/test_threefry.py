@@ -37,7 +37,10 @@ def test_no_loop_is_left_on_the_cpu():
 DIGEST = """
 import hashlib
 import jax, numpy as np
-from experiments.tasks import TASKS, AssocRecallConfig, MQARConfig, VectorRetrievalConfig, train_batch
+from experiments.tasks import TASKS, train_batch
+from experiments.tasks.assoc_recall import AssocRecallConfig
+from experiments.tasks.mqar import MQARConfig
+from experiments.tasks.vector_retrieval import VectorRetrievalConfig
 h = hashlib.sha256()
 for cfg in (AssocRecallConfig(n_pairs=8), MQARConfig(), VectorRetrievalConfig()):
     batch = jax.jit(lambda s, t: train_batch(TASKS[cfg.name], cfg, s, t, 16))(3, 1999)

@@ -20,7 +20,8 @@ from test_wandb_mirror import read_offline_run
 from experiments import train
 from experiments.app import config  # registers the schemas
 from experiments.app.errors import CONF_DIR
-from experiments.training.loop import train_run
+from experiments.training.group import Lane
+from experiments.training.loop import train_lanes
 
 HISTORY = ("run_id attention d_k seed task optimizer step loss accuracy logit_mean logit_var "
            "logit_std logit_absmax entropy entropy_norm saturation jacobian_norm_mean "
@@ -158,6 +159,11 @@ def _assert_finite_rows(result, steps=(0, 1, 2)):
     assert [row["step"] for row in result.rows] == list(steps)
     assert all(math.isfinite(v) for row in result.rows for v in row.values())
     assert math.isfinite(result.test_accuracy)
+
+
+def train_run(cfg):
+    """Train one configuration (seed cfg.seed, rate optimizer.lr): its one lane's result."""
+    return train_lanes(cfg, [Lane(cfg.seed, float(cfg.optimizer.lr))])[0]
 
 
 @pytest.mark.parametrize("variant", sorted(config.ATTENTION_SCHEMAS))

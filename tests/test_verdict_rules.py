@@ -8,13 +8,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from experiments.analysis import quality_rules as qr
-from experiments.analysis import rules, stats
-from experiments.analysis import verdicts_attn as va
-from experiments.analysis import verdicts_mup as vm
-from experiments.analysis import verdicts_quality as vq
-from experiments.analysis import verdicts_train as vt
-from experiments.analysis.rules import FAILS, HOLDS, UNSEEN, UNSURE
+from experiments.analysis.verdicts import quality_rules as qr
+from experiments.analysis.verdicts import rules
+from experiments.analysis.stats import intervals as stats
+from experiments.analysis.verdicts import at_init as va
+from experiments.analysis.verdicts import mup as vm
+from experiments.analysis.verdicts import quality as vq
+from experiments.analysis.verdicts import cost as vt
+from experiments.analysis.verdicts.rules import FAILS, HOLDS, UNSEEN, UNSURE
 
 SD = 0.002  # seed spread of "tight" data: the 95% t half-width at n = 3 is 2.48 SD ≈ 0.005
 NEAR = 0.012  # how far inside/outside a threshold "near" data sit (> the half-width)

@@ -1,10 +1,10 @@
-"""Attention written once: scores from a variant, then mask, softmax, weighted sum."""
+"""Attention written once: scores from a variant, then its masked weights, then the weighted sum."""
 from __future__ import annotations
 
-import jax
 import jax.numpy as jnp
 
 from attention.registry import VARIANTS, Params, get_variant, split_options
+from attention.weights import masked_softmax  # noqa: F401  (attention.masked_softmax)
 
 
 def init_params(name: str, rng, d_k: int, **options) -> Params:
@@ -57,24 +57,8 @@ def factored_scores(name: str, params: Params, q, w_k, x, mask=None, **options):
                             **score_options)
 
 
-def masked_softmax(logits, mask=None):
-    """Softmax over the last axis; masked entries get weight 0.
-
-    A fully masked row gets all-zero weights (not NaN) and finite gradients:
-    masked logits are replaced by a large finite negative number before the
-    softmax (never -inf, whose gradient is NaN), and the row is zeroed after.
-    """
-    if mask is None:
-        return jax.nn.softmax(logits.astype(jnp.float32), axis=-1).astype(logits.dtype)
-    mask = jnp.broadcast_to(mask, logits.shape)
-    x = jnp.where(mask, logits.astype(jnp.float32), -1e30)
-    weights = jax.nn.softmax(x, axis=-1)
-    weights = jnp.where(mask, weights, 0.0)
-    return weights.astype(logits.dtype)
-
-
 def attend(name: str, params: Params, q, k, v, mask=None, **options):
-    """softmax(score(q, k)) v.
+    """weights(score(q, k)) v, the weights the variant's own (masked softmax by default).
 
     q: [..., n_q, d_k], k: [..., n_k, d_k], v: [..., n_k, d_v];
     mask: bool, broadcastable to [..., n_q, n_k], True = may attend.
@@ -87,6 +71,6 @@ def attend(name: str, params: Params, q, k, v, mask=None, **options):
 def attend_with_logits(name: str, params: Params, q, k, v, mask=None, **options):
     """Like `attend`, also returning the logits (for the statistics)."""
     logits = scores(name, params, q, k, mask=mask, **options)
-    weights = masked_softmax(logits, mask)
+    weights = get_variant(name).weights(logits, mask)
     out = jnp.einsum("...qk,...kd->...qd", weights, v.astype(weights.dtype))
     return out, weights, logits

@@ -14,7 +14,7 @@ import math
 import jax.numpy as jnp
 
 from attention.dot import dot
-from attention.registry import Variant, register
+from attention.registry import Variant, option_error, register
 
 _EPS = 1e-6
 
@@ -88,15 +88,21 @@ register(Variant(
     "qk_norm", init_qk_norm, _qk_norm,
     doc="LayerNorm(q).LayerNorm(k) / sqrt(d_k)",
     logit_scale=None, factored=_qk_norm_factored,
+    label="QK-LayerNorm", color="#ff7f0e",
 ))
 register(Variant(
     "cosine", init_cosine, _cosine,
     doc="g * cos(q, k), learned temperature g (starts at 10)",
     init_options=("init_temperature",),
+    label="cosine (learned g)", color="#8c564b",
+    check=lambda o: option_error(math.isfinite(o["init_temperature"]) and o["init_temperature"] > 0,
+                                 "init_temperature", "must be a finite number > 0", o["init_temperature"]),
 ))
 register(Variant(
     "ssmax", init_ssmax, _ssmax,
     doc="s * log(n) * q.k / sqrt(d_k), learned s (starts at 1)",
     init_options=("init_s",),
     logit_scale=lambda d_k, n_keys: math.log(n_keys) / math.sqrt(d_k),
+    label="scalable softmax", color="#e377c2",
+    check=lambda o: option_error(math.isfinite(o["init_s"]), "init_s", "must be a finite number", o["init_s"]),
 ))

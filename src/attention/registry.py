@@ -3,17 +3,32 @@
 Each variant supplies two pure functions:
   init(rng, d_k, **init_options) -> params      (a dict pytree, {} if parameter-free)
   score(params, q, k, key_count, **score_options) -> logits [..., n_q, n_k]
-Masking, softmax and the weighted sum live once, in `core.attend`.
+Masking and the weighted sum live once, in `core.attend`; the weights come from
+the variant's weight function (`weights`, masked softmax unless it says otherwise).
 
 `key_count` ([..., n_q, 1], float) is the number of keys each query row may
-attend to; only length-aware variants (ssmax) read it.
+attend to; only length-aware variants read it.
+
+A variant is one module of this package that calls `register(Variant(...))`
+(the package imports every module it holds), plus conf/attention/<name>.yaml.
+Its options are the keyword arguments its init and score functions take, with
+their annotated types and defaults: `option_schema` turns them into the typed
+schema of its config group, so a typo fails naming the key (docs/EXTENDING.md).
 """
 from __future__ import annotations
 
+import dataclasses
+import inspect
+import types
+import typing
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Optional
+
+from attention.weights import masked_softmax
 
 Params = dict[str, Any]
+# The paper's three, first in every list; the others follow in the order they register.
+PAPER_VARIANTS = ("scaled", "unscaled", "additive")
 
 
 @dataclass(frozen=True)
@@ -31,13 +46,20 @@ class Variant:
     logit_scale: Callable[[int, int], float] | None = None
     # True where score(params, q, k) = c * q.k with c fixed by d_k and the
     # options alone (no per-row factor): then q.k = (W_k^T q).x lets a model
-    # skip forming the keys (see experiments.training.model.bilinear_rows).
+    # skip forming the keys (see experiments.training.reassociate.bilinear_rows).
     bilinear: bool = False
     # factored(params, q, w_k, x, key_count, **score_options) -> logits: the same
     # score with the keys given in factored form k = x @ w_k (w_k [d_model, d_k],
     # x [..., n_k, d_model]), written so that nothing of size n_k x d_k is formed.
-    # None where the variant has no such form (see training.model.factored_rows).
+    # None where the variant has no such form (see training.reassociate.factored_rows).
     factored: Callable[..., Any] | None = None
+    # weights(logits, mask) -> weights over the keys, 0 where masked (attention.weights)
+    weights: Callable[..., Any] = masked_softmax
+    # how figures and tables name and draw it; "" and None: its name and a colour of its own
+    label: str = ""
+    color: str | None = None
+    # range checks of its options: check(options) raises ValueError("attention.<key>: ...")
+    check: Callable[[dict], None] | None = None
 
     @property
     def reassociable(self) -> bool:
@@ -65,6 +87,40 @@ def get_variant(name: str) -> Variant:
         raise UnknownVariantError(
             f"attention: unknown variant {name!r}; valid names: {valid}"
         ) from None
+
+
+def variant_names() -> list[str]:
+    """Every registered variant: the paper's three first, then in registration order."""
+    return [n for n in PAPER_VARIANTS if n in VARIANTS] + [n for n in VARIANTS if n not in PAPER_VARIANTS]
+
+
+def _option_fields(fn: Callable, names: tuple[str, ...]) -> list[tuple]:
+    """(name, type, field) of each option `fn` takes: its annotation and default."""
+    hints = typing.get_type_hints(fn)
+    params = inspect.signature(fn).parameters
+    fields = []
+    for name in names:
+        kind = hints.get(name, Any)
+        args = typing.get_args(kind)
+        if isinstance(kind, types.UnionType) or typing.get_origin(kind) is typing.Union:
+            kind = Optional[next(a for a in args if a is not type(None))]
+        fields.append((name, kind, dataclasses.field(default=params[name].default)))
+    return fields
+
+
+def option_schema(variant: Variant) -> type:
+    """The typed schema of conf/attention/<name>.yaml: `name` and every option,
+    typed and defaulted as the variant's init and score functions declare them."""
+    fields = [("name", str, dataclasses.field(default=variant.name))]
+    fields += _option_fields(variant.init, variant.init_options)
+    fields += _option_fields(variant.score, variant.score_options)
+    return dataclasses.make_dataclass(f"{variant.name}_options", fields)
+
+
+def option_error(ok: bool, key: str, allowed: str, value) -> None:
+    """The one-line error of a variant's range check: 'attention.<key>: <allowed>, got <value>'."""
+    if not ok:
+        raise ValueError(f"attention.{key}: {allowed}, got {value!r}")
 
 
 def split_options(variant: Variant, options: dict) -> tuple[dict, dict]:

@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import sys
 
-from experiments.analysis import dashboard_html, figures, load, verdicts_train
+from experiments.analysis.render import dashboard as dashboard_html
+from experiments.analysis.figures import catalog as figures
+from experiments.analysis.tables import load
+from experiments.analysis.verdicts import sections as verdict_sections
 from experiments.app import analysis_cli
 from experiments.store.results import atomic_write_text
 
 
 def run(res: load.Results) -> None:
     rendered, notes = figures.render(res, formats=("svg",))
-    page = dashboard_html.render(res, verdicts_train.all_sections(res), rendered, notes)
+    page = dashboard_html.render(res, verdict_sections.all_sections(res), rendered, notes)
     atomic_write_text(res.root / "dashboard.html", page)
     for note in notes:
         print(note)

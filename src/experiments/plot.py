@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import sys
 
-from experiments.analysis import figures, load
+from experiments.analysis.figures import catalog as figures
+from experiments.analysis.tables import load
 from experiments.app import analysis_cli
 
 

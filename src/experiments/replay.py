@@ -4,7 +4,7 @@ Replays the pruning rule (training.prune, options under `prune`) on every job
 of the study's history, as training would have run it, and writes
 ${results_dir}/pruning_replay.json: lane_steps_saved, best_lr_agreement,
 auc_loss_at_choice, verdicts_changed and lr_sensitivity_error, overall and per
-cell (analysis.replay_figures). The tables are only read.
+cell (analysis.verdicts.replay). The tables are only read.
 """
 from __future__ import annotations
 

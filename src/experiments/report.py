@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import sys
 
-from experiments.analysis import load, report_md, verdicts_train
+from experiments.analysis.tables import load
+from experiments.analysis.render import report as report_md
+from experiments.analysis.verdicts import sections as verdict_sections
 from experiments.app import analysis_cli
 from experiments.store.results import atomic_write_text
 
 
 def run(res: load.Results) -> None:
-    sections = verdicts_train.all_sections(res)
+    sections = verdict_sections.all_sections(res)
     atomic_write_text(res.root / "REPORT.md", report_md.render(res, sections))
     for s in sections:
         print(f"{s.title}: {s.verdict}")

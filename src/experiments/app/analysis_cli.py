@@ -22,7 +22,8 @@ from hydra import compose, initialize_config_dir
 from hydra.core.config_store import ConfigStore
 from omegaconf import OmegaConf
 
-from experiments.analysis import load
+from experiments.analysis import results as analysis_results
+from experiments.analysis.tables import load
 from experiments.store.collect import RECORDED, run_folders
 from experiments.app.errors import CONF_DIR, ConfigError, explain
 from experiments.app.preflight import check_output_dir, check_path_length, check_single_values, path_exists
@@ -102,7 +103,7 @@ def _compose(argv: list[str]):
 
 def load_configured(cfg: AnalysisConfig) -> load.Results:
     """The results folder's tables with the primary condition the config names."""
-    return load.load_results(cfg.results_dir, cfg.primary_optimizer, cfg.primary_task)
+    return analysis_results.load_results(cfg.results_dir, cfg.primary_optimizer, cfg.primary_task)
 
 
 def entry(name: str, task: Callable[[load.Results], None], argv: Sequence[str] | None = None) -> int:

@@ -18,56 +18,15 @@ import attention
 from experiments.app import ranges
 from experiments.app.ranges import check as _check
 from experiments.store.wandb_mirror import LoggerConfig, validate_logger
-from experiments.tasks import TASKS, AssocRecallConfig, MQARConfig, VectorRetrievalConfig
+from experiments.tasks import TASKS
 from experiments.training import memory
 from experiments.training.inits import INITS
 from experiments.training.prune import PruneRule
 
-# --- attention: one schema per variant, holding only its knobs ------------------
+# --- attention: one schema per variant, derived from its init and score functions
 
-@dataclass
-class ScaledConfig:
-    name: str = "scaled"
-
-
-@dataclass
-class UnscaledConfig:
-    name: str = "unscaled"
-
-
-@dataclass
-class AdditiveConfig:
-    name: str = "additive"
-    d_hidden: Optional[int] = None  # None: d_hidden = d_k
-
-
-@dataclass
-class MupConfig:
-    name: str = "mup"
-    multiplier: float = 1.0  # muP's code uses 8 (= sqrt(d) at d = 64)
-
-
-@dataclass
-class QKNormConfig:
-    name: str = "qk_norm"
-
-
-@dataclass
-class CosineConfig:
-    name: str = "cosine"
-    init_temperature: float = 10.0  # Swin v2 starts at 10
-
-
-@dataclass
-class SSMaxConfig:
-    name: str = "ssmax"
-    init_s: float = 1.0
-
-
-ATTENTION_SCHEMAS = {
-    "scaled": ScaledConfig, "unscaled": UnscaledConfig, "additive": AdditiveConfig,
-    "mup": MupConfig, "qk_norm": QKNormConfig, "cosine": CosineConfig, "ssmax": SSMaxConfig,
-}
+ATTENTION_SCHEMAS = {name: attention.option_schema(attention.VARIANTS[name])
+                     for name in attention.variant_names()}
 
 
 # --- optimizers ------------------------------------------------------------------
@@ -115,8 +74,8 @@ class ModelConfig:
     token_shift: bool = True  # add the previous token's embedding (see model.py)
     dtype: str = "float32"
     # compute the last layer's query rows without forming keys and values:
-    # scaled, unscaled, mup (training.model.bilinear_rows), additive and qk_norm
-    # (factored_rows); same function, other rounding; ignored by the other variants
+    # variants whose score is bilinear (training.reassociate.bilinear_rows) or has a
+    # factored form (factored_rows); same function, other rounding; ignored by the others
     reassociate: bool = False
 
 
@@ -179,8 +138,8 @@ def register_schemas() -> None:
         cs.store(name=f"schema_attention_{name}", node=node)
     for name, node in OPTIMIZER_SCHEMAS.items():
         cs.store(name=f"schema_optimizer_{name}", node=node)
-    for node in (AssocRecallConfig, MQARConfig, VectorRetrievalConfig):
-        cs.store(name=f"schema_task_{node.name}", node=node)
+    for name, task in TASKS.items():
+        cs.store(name=f"schema_task_{name}", node=task.config_cls)
     cs.store(name="schema_logger", node=LoggerConfig)
 
 
@@ -204,16 +163,9 @@ def validate(cfg: DictConfig) -> None:
            f"must be one of {', '.join(sorted(attention.VARIANTS))}", cfg.attention.name)
     _check(cfg.d_k >= 1, "d_k", "must be >= 1", cfg.d_k)
     _check(bool(cfg.results_dir), "results_dir", "must be a non-empty path", cfg.results_dir)
-    if cfg.attention.name == "additive" and cfg.attention.d_hidden is not None:
-        _check(cfg.attention.d_hidden >= 1, "attention.d_hidden", "must be >= 1 or null",
-               cfg.attention.d_hidden)
-    if cfg.attention.name == "cosine":
-        _positive("attention.init_temperature", cfg.attention.init_temperature)
-    if cfg.attention.name == "mup":
-        _positive("attention.multiplier", cfg.attention.multiplier)
-    if cfg.attention.name == "ssmax":
-        _check(math.isfinite(cfg.attention.init_s), "attention.init_s", "must be a finite number",
-               cfg.attention.init_s)
+    variant = attention.get_variant(cfg.attention.name)
+    if variant.check is not None:
+        variant.check({k: v for k, v in cfg.attention.items() if k != "name"})
 
     o = cfg.optimizer
     _check(o.name in OPTIMIZER_SCHEMAS, "optimizer", f"must be one of {', '.join(OPTIMIZER_SCHEMAS)}", o.name)

@@ -13,7 +13,9 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
-from experiments.analysis import load, prune_replay, replay_figures
+from experiments.analysis.lr import prune_replay
+from experiments.analysis.tables import load
+from experiments.analysis.verdicts import replay as replay_figures
 from experiments.app import progress
 from experiments.app.analysis_cli import check_results_dir, folder_overrides
 from experiments.app.config import validate_prune

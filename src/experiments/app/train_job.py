@@ -29,7 +29,7 @@ from experiments.app import interrupt, progress, runtime
 from experiments.store import claim, results
 from experiments.store.collect import ENDED, Incomplete, finished_run, is_finished
 from experiments.store.wandb_mirror import Mirror, open_run
-from experiments.training import group as grouplib
+from experiments.training import compile as compiling
 from experiments.training import prune
 from experiments.training.group import Lane
 from experiments.training.loop import eval_steps, lanes_of, summarize, train_lanes
@@ -190,7 +190,7 @@ def _train(cfg: DictConfig, todo: list[Member], multirun: bool) -> list[dict]:
                 # a failed job's executables (and what XLA keeps for them) go now; a
                 # finished one's stay for the next job, which reuses them when it
                 # differs only in seed or rate and drops them before compiling if not
-                grouplib.release_compiled()
+                compiling.release_compiled()
                 raise
         except BaseException as exc:
             with interrupt.deferred():  # a second Ctrl-C still stops at once

@@ -19,8 +19,11 @@ import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 from experiments.tasks import TASKS, train_batch
-from experiments.training import group as grouplib
+from experiments.training import compile as compiling
+from experiments.training import spec as speclib
 from experiments.training import loop
+from experiments.training import group as grouplib
+from experiments.training.group import Lane
 from experiments.training import step as steplib
 from experiments.training.model import init_model
 
@@ -48,8 +51,8 @@ def bare_step(cfg: DictConfig, seed: int = 0):
     """The model's train step stripped to what any JAX user would write: loss,
     grad, optimizer update, one fixed batch, no measurements, no data stream.
     Returns (compiled step, params, opt_state, batch)."""
-    task_cfg = grouplib.task_object(OmegaConf.to_container(cfg.task, resolve=True))
-    spec = grouplib.model_spec(cfg, task_cfg)
+    task_cfg = speclib.task_object(OmegaConf.to_container(cfg.task, resolve=True))
+    spec = speclib.model_spec(cfg, task_cfg)
     tx = steplib.make_optimizer(cfg.optimizer, cfg.train)
     batch = train_batch(TASKS[cfg.task.name], task_cfg, seed, 0, cfg.train.batch_size)
     n_queries = int(np.asarray(batch["loss_mask"]).sum(-1).max())
@@ -94,6 +97,11 @@ def step_times(cfg: DictConfig, min_time_s: float) -> dict:
     return {"harness_step_s": harness, "bare_step_s": bare, "step_flops": _flops(compiled)}
 
 
+def train_seeds(cfg: DictConfig, seeds: list[int]) -> list:
+    """Train `cfg` at optimizer.lr once per seed, the seeds as one program's lanes."""
+    return loop.train_lanes(cfg, [Lane(s, float(cfg.optimizer.lr)) for s in seeds])
+
+
 def seed_group_times(cfg: DictConfig, n_seeds: int, repeats: int = 5) -> dict:
     """Training time (compile excluded) of n_seeds seeds vmapped against the
     same seeds one after another, each compiled and warmed up first; the two
@@ -101,12 +109,12 @@ def seed_group_times(cfg: DictConfig, n_seeds: int, repeats: int = 5) -> dict:
     so that a burst of load on a shared machine hits one pair, not the median."""
     seeds = list(range(cfg.seed, cfg.seed + n_seeds))
     for group in ([seeds[0]], seeds):  # compile both programs, then a quiet warm-up run
-        loop.train_seeds(cfg, group)
-        loop.train_seeds(cfg, group)
+        train_seeds(cfg, group)
+        train_seeds(cfg, group)
     ratios, sequential, vmapped = [], [], []
     for _ in range(repeats):
-        sequential.append(sum(loop.train_seeds(cfg, [s])[0].train_time_s for s in seeds))
-        vmapped.append(loop.train_seeds(cfg, seeds)[0].train_time_s)
+        sequential.append(sum(train_seeds(cfg, [s])[0].train_time_s for s in seeds))
+        vmapped.append(train_seeds(cfg, seeds)[0].train_time_s)
         ratios.append(sequential[-1] / vmapped[-1])
     return {"sequential_train_s": float(np.median(sequential)),
             "vmapped_train_s": float(np.median(vmapped)),
@@ -127,7 +135,7 @@ def lane_throughput(cfg: DictConfig, lane_counts: list[int], min_time_s: float,
     {"median": {count: run-steps/s}, "rounds": {count: [run-steps/s per round]}}."""
     calls = {}
     for n in lane_counts:
-        group = grouplib.prepare(cfg, [grouplib.Lane(cfg.seed + i, float(cfg.optimizer.lr))
+        group = grouplib.prepare(cfg, [Lane(cfg.seed + i, float(cfg.optimizer.lr))
                                        for i in range(n)])
         n_steps = group.place_shared(np.int32(group.chunk_steps))
         box = {"state": group.state}
@@ -141,7 +149,7 @@ def lane_throughput(cfg: DictConfig, lane_counts: list[int], min_time_s: float,
     for _ in range(rounds):
         for k, (call, run_steps) in calls.items():
             per_round[k].append(run_steps / best_time(call, min_time_s))
-    grouplib.release_compiled()
+    compiling.release_compiled()
     return {"median": {k: float(np.median(v)) for k, v in per_round.items()}, "rounds": per_round}
 
 

@@ -3,7 +3,7 @@
     python -m experiments.cost results_dir=results              # full grid (minutes)
     python -m experiments.cost quick=true results_dir=/tmp/c    # n in {64, 256}, d_k in {16, 64}
 
-CLAIM.md sub-claim 5: dot-product attention is "much faster and more
+docs/CLAIM.md sub-claim 5: dot-product attention is "much faster and more
 space-efficient in practice" than additive, whose [B, n_q, n_k, d_hidden]
 tanh layer costs O(n^2 d_hidden) memory against the dot product's O(n^2).
 One head, q = k = v of shape [batch, n, d_k] (n_q = n_k = n, d_v = d_k,

@@ -69,7 +69,7 @@ from experiments.tasks.common import SEED_MAX
 from experiments.training import memory
 from experiments.training.inits import INITS, init_projection, init_variance
 
-VARIANT_ORDER = ("scaled", "unscaled", "additive", "mup", "qk_norm", "cosine", "ssmax")
+VARIANT_ORDER = tuple(attention.variant_names())  # every registered variant, the paper's three first
 INPUT_MODELS = ("iid", "model", "task", "both", "all")
 MODEL_SETS = {"both": ["iid", "model"], "all": ["iid", "model", "task"]}
 CHUNK_ELEMENTS = 1 << 24  # largest [batches, B, n_keys, width] block at once (64 MB f32)

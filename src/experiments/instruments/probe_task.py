@@ -40,6 +40,7 @@ import numpy as np
 
 import attention
 from experiments.tasks import TASKS, fixed_set
+from experiments.training import blocks
 from experiments.training import model as harness
 
 _VALUES, _MODEL = 0x544B56, 0x544B4D  # fold_in tags: task values/directions, model params
@@ -114,7 +115,7 @@ _summary = jax.jit(attention.stats.row_summary)
 @partial(jax.jit, static_argnums=0)
 def _inputs(spec, params, batch, qidx):
     """The layer's input x = LN(embed) (B, T, d_model) and its query rows (B, n_q, d_model)."""
-    x = harness._layer_norm(harness.embed(spec, params, batch), params["ln"])
+    x = blocks.layer_norm(harness.embed(spec, params, batch), params["ln"])
     return x, jnp.take_along_axis(x, qidx[..., None], axis=1)
 
 

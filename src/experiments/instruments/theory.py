@@ -3,14 +3,14 @@
 Plain numpy, no JAX and nothing from `attention/`: the probe compares the
 attention code with these numbers, so they must not come from that code.
 
-The law of one attention row (one query, n keys), CLAIM.md sub-claims 1-3:
+The law of one attention row (one query, n keys), docs/CLAIM.md sub-claims 1-3:
 
 * dot-product variants (scaled, unscaled, mup, ssmax), logits = c q.k.
   Query and key components have variance p (p = 1 for the `iid` input model;
   p = d_model s^2 for q = x W with x ~ N(0, I) and W entries of variance s^2).
   Given q, the n logits are i.i.d. N(0, c^2 p |q|^2), and |q|^2 = p chi2(d_k):
   the row's own scale is random, and the Monte Carlo draws it per row.
-  Var(logit) = E[c^2 p |q|^2] = c^2 d_k p^2 (CLAIM.md: d_k (d_model s^2)^2).
+  Var(logit) = E[c^2 p |q|^2] = c^2 d_k p^2 (docs/CLAIM.md: d_k (d_model s^2)^2).
   For the `model` input model (q = x W, W [d_model, d_k]) q has rank
   m = min(d_k, d_model): |q|^2 = x (W W^T) x^T, and with W W^T ~ its mean on
   an m-dim space, |q|^2 ~ p (d_k / m) chi2(m) (the `rank` argument; same

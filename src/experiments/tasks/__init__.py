@@ -5,19 +5,30 @@
     val = fixed_set(spec, cfg, seed=0, split="val", n_examples=1024)
     batch = train_batch(spec, cfg, seed=0, step=step, batch_size=64)
 
-See common.py for the batch contract and the key streams. The lowest layer of
-experiments: it may import only `attention` (and needs nothing of it).
+A task is one module of this package that defines `SPEC = TaskSpec(...)`, plus
+conf/task/<name>.yaml (docs/EXTENDING.md): every module here is imported and
+each SPEC found joins TASKS. See common.py for the batch contract and the key
+streams. The lowest layer of experiments: it may import only `attention`.
 """
+import importlib
+import pkgutil
 
-from . import assoc_recall, mqar, threefry, vector_retrieval
-from .assoc_recall import AssocRecallConfig
+from . import threefry
 from .common import Batch, TaskSpec, fixed_set, stream_key, train_batch
-from .mqar import MQARConfig
-from .vector_retrieval import VectorRetrievalConfig
 
 threefry.use_straight_line_on_cpu()  # batches are drawn inside every step: no loop there
 
-TASKS: dict[str, TaskSpec] = {m.SPEC.name: m.SPEC for m in (assoc_recall, mqar, vector_retrieval)}
+
+def _discover() -> dict[str, TaskSpec]:
+    specs = {}
+    for name in sorted(m.name for m in pkgutil.iter_modules(__path__)):
+        spec = getattr(importlib.import_module(f"{__name__}.{name}"), "SPEC", None)
+        if isinstance(spec, TaskSpec):
+            specs[spec.name] = spec
+    return specs
+
+
+TASKS: dict[str, TaskSpec] = _discover()
 
 
 def get_task(name: str) -> TaskSpec:
@@ -26,7 +37,4 @@ def get_task(name: str) -> TaskSpec:
     return TASKS[name]
 
 
-__all__ = [
-    "AssocRecallConfig", "Batch", "MQARConfig", "TASKS", "TaskSpec", "VectorRetrievalConfig",
-    "fixed_set", "get_task", "stream_key", "train_batch",
-]
+__all__ = ["Batch", "TASKS", "TaskSpec", "fixed_set", "get_task", "stream_key", "train_batch"]

@@ -6,10 +6,10 @@ random numbers: as easy as 1, 2, 3"). On the CPU, JAX lowers that hash as a
 rolled loop of five 4-round blocks (an XLA while loop, for quicker compiles);
 on every other platform as straight-line code. In a training step the loop
 form costs: each draw of a batch (keys, values, queries) is one such loop,
-each iteration a round trip through XLA's runtime, and profiled at 8 vmapped
-lanes the loops of one step took ~1.6 ms of a 6 ms step. The straight-line
-form computes the same bits (tests/test_threefry.py holds it to the
-published known-answer vectors) and compiled no slower here.
+each iteration a round trip through XLA's runtime, a large share of a
+small step with many lanes. The straight-line form computes the same bits
+(tests/test_threefry.py holds it to the published known-answer vectors) and
+compiles no slower.
 
 `use_straight_line_on_cpu()` registers it as the CPU lowering of JAX's
 public threefry primitive; importing experiments.tasks does so.

@@ -4,20 +4,18 @@ A lane is one run (a seed and a learning rate); a group of L lanes is one
 program mapped over a leading lane axis. On a CPU, JAX presents the cores as
 CPU devices (runtime.configure sets jax_num_cpu_devices), and the lane axis
 is split over them with shard_map: each device runs its own lanes with no
-communication at all. (Letting the SPMD partitioner split a plain jit was
-profiled to insert an all-gather of the batch sampler's Gumbel noise before
-every step's top_k, and a rendezvous: about 30 % of a 16-lane step.) On one
+communication at all. (The SPMD partitioner, left to split a plain jit,
+inserts an all-gather of the batch sampler's Gumbel noise before every step's
+top_k and a rendezvous: lanes that need nothing of each other would wait.) On one
 GPU there is one device and the program is a plain vmap.
 
 A group of L lanes on k devices needs L divisible by k, so k is the largest
 device count that divides L (4 lanes on 2 cores: 2 per device; 3 lanes: one
-device), and the lanes are dealt round the devices (`dealt`). Padding (3 lanes
-as 4, the pad ended from the start so that it skips every chunk) was measured
-to cost more than it gains: a step heavy enough to matter (additive at d_k =
-1024) already keeps every core busy with one lane. Re-measured on claim_quick
-(3 seeds per job), cold, A/B: 161 s unpadded, 180 s padded; light jobs trained
-1.7x faster, additive at d_k = 1024 1.4x slower (two heavy lanes at once), and
-the two-device programs took longer to compile.
+device), and the lanes are dealt round the devices (`dealt`). The lanes are
+not padded up to a multiple of k (3 lanes as 4): a step heavy enough to gain
+from it (additive at large d_k) already keeps every core busy with one lane,
+two heavy lanes at once run slower, and the extra device programs take longer
+to compile (the measurements are in the commit history and docs/PERFORMANCE.md).
 """
 from __future__ import annotations
 

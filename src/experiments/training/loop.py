@@ -1,7 +1,7 @@
 """Training runs, from a composed config to rows and a summary (no file I/O).
 
 The lanes of a configuration (seeds x learning rates) train as one program
-(`train_lanes`; training.group builds and compiles it). The host loop only
+(`train_lanes`, the one way to train; training.group builds and compiles it). The host loop only
 wakes up at evaluations: `eval_every` steps run inside one jitted loop.
 With train.stop_at_threshold a lane's training ends at the first evaluation
 that reaches train.threshold; the group stops once every lane has ended.
@@ -19,7 +19,8 @@ import numpy as np
 from omegaconf import DictConfig
 
 from experiments.training import lane_axis, prune
-from experiments.training.group import Lane, devices_for, prepare, test_accuracy
+from experiments.training.fixed_sets import test_accuracy
+from experiments.training.group import Lane, devices_for, prepare
 
 
 @dataclass
@@ -82,22 +83,6 @@ def lanes_of(cfg: DictConfig) -> list[Lane]:
     rates = list(cfg.optimizer.get("lr_grid") or [cfg.optimizer.lr])
     return [Lane(seed, float(lr)) for lr in rates
             for seed in range(cfg.seed, cfg.seed + cfg.train.n_seeds)]
-
-
-def train_run(cfg: DictConfig, on_eval: Callable[[dict], None] = lambda row: None,
-              on_steps: Callable[[int], None] = lambda n: None) -> RunResult:
-    """Train one configuration (seed cfg.seed, rate optimizer.lr); `on_eval(row)`
-    sees each row as it comes."""
-    lane = Lane(cfg.seed, float(cfg.optimizer.lr))
-    return train_lanes(cfg, [lane], lambda i, row: on_eval(row), on_steps)[0]
-
-
-def train_seeds(cfg: DictConfig, seeds: list[int],
-                on_eval: Callable[[int, dict], None] = lambda i, row: None,
-                on_steps: Callable[[int], None] = lambda n: None) -> list[RunResult]:
-    """Train `cfg` at optimizer.lr once per seed, all seeds as one program."""
-    lanes = [Lane(s, float(cfg.optimizer.lr)) for s in seeds]
-    return train_lanes(cfg, lanes, on_eval, on_steps)
 
 
 def train_lanes(cfg: DictConfig, lanes: list[Lane],

@@ -60,6 +60,19 @@ ADDITIVE_TRAIN_BUFFERS = 2  # tanh and its gradient (the pre-activation is fused
 ADDITIVE_EVAL_BUFFERS = 1   # the tanh of one chunk
 
 
+def _variant_param_count(att, d_k: int) -> int:
+    """Parameters per head of the variant's own init, from its shapes alone (nothing runs)."""
+    import jax
+    import jax.numpy as jnp
+
+    import attention
+
+    options = {k: v for k, v in att.items() if k != "name"}
+    shapes = jax.eval_shape(lambda rng: attention.init_params(att.name, rng, d_k, **options),
+                            jax.ShapeDtypeStruct((2,), jnp.uint32))
+    return sum(math.prod(x.shape) for x in jax.tree_util.tree_leaves(shapes))
+
+
 class Shapes(NamedTuple):
     """Every size the estimate needs (see model.py for where each appears)."""
     batch: int          # train.batch_size
@@ -88,8 +101,7 @@ class Shapes(NamedTuple):
         task = TASKS[cfg.task.name]
         att, m, t, o = cfg.attention, cfg.model, cfg.train, cfg.optimizer
         d_hidden = (att.get("d_hidden") or cfg.d_k) if att.name == "additive" else 0
-        variant_params = {"additive": 2 * cfg.d_k * d_hidden + d_hidden, "qk_norm": 2 * cfg.d_k,
-                          "cosine": 1, "ssmax": 1}.get(att.name, 0)
+        variant_params = _variant_param_count(att, cfg.d_k)
         if o.name in ("adam", "adamw"):
             slots = 2
         else:

@@ -19,45 +19,18 @@ nothing else reaches the loss, and it keeps additive attention's
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 
 import attention
+from experiments.training.blocks import causal_mask, layer_norm, ln_params, split_heads
 from experiments.training.inits import init_projection
+from experiments.training.reassociate import bilinear_rows, reassociated_rows
+from experiments.training.spec import ModelSpec
 
-
-class ModelSpec(NamedTuple):
-    """Everything static about the model (hashable: a jit cache key)."""
-    attention: str
-    attention_options: tuple  # ((key, value), ...) of the variant's knobs
-    d_k: int
-    d_model: int
-    d_v: int
-    n_layers: int
-    n_heads: int
-    init: str
-    token_shift: bool
-    vocab: int
-    n_classes: int
-    d_in: int
-    dtype: str = "float32"
-    reassociate: bool = False  # model.reassociate: see bilinear_rows
-
-    @property
-    def options(self) -> dict:
-        return dict(self.attention_options)
-
-
-def _layer_norm(x, p):
-    mean = x.mean(-1, keepdims=True)
-    var = ((x - mean) ** 2).mean(-1, keepdims=True)
-    return (x - mean) * jax.lax.rsqrt(var + 1e-5) * p["gain"] + p["bias"]
-
-
-def _ln_params(d):
-    return {"gain": jnp.ones((d,)), "bias": jnp.zeros((d,))}
+__all__ = ["ModelSpec", "attention_layer", "causal_mask", "count_params", "embed", "forward",
+           "init_model", "query_positions"]
 
 
 def init_model(spec: ModelSpec, rng) -> dict:
@@ -74,7 +47,7 @@ def init_model(spec: ModelSpec, rng) -> dict:
     for _ in range(spec.n_layers):
         head_keys = jax.random.split(next(keys), h)
         layers.append({
-            "ln": _ln_params(dm),
+            "ln": ln_params(dm),
             "w_q": init_projection(spec.init, next(keys), dm, h * spec.d_k),
             "w_k": init_projection(spec.init, next(keys), dm, h * spec.d_k),
             "w_v": init_projection(spec.init, next(keys), dm, h * spec.d_v),
@@ -84,7 +57,7 @@ def init_model(spec: ModelSpec, rng) -> dict:
                 spec.attention, r, spec.d_k, **spec.options))(head_keys),
         })
     params["layers"] = layers
-    params["ln_out"] = _ln_params(dm)
+    params["ln_out"] = ln_params(dm)
     params["head"] = init_projection("lecun_normal", next(keys), dm, spec.n_classes)
     return params
 
@@ -101,15 +74,6 @@ def embed(spec: ModelSpec, params, batch):
     return sum(parts) / math.sqrt(len(parts))
 
 
-def _split_heads(x, n_heads):
-    b, t, _ = x.shape
-    return x.reshape(b, t, n_heads, -1).transpose(0, 2, 1, 3)  # (B, H, T, d)
-
-
-def causal_mask(pos_q, t: int):
-    """(..., n_q, T) bool: a query at position p may attend to keys 0..p."""
-    return jnp.arange(t) <= pos_q[..., None]
-
 
 def attention_layer(spec: ModelSpec, layer, h, query_idx=None):
     """One causal attention layer.
@@ -119,13 +83,13 @@ def attention_layer(spec: ModelSpec, layer, h, query_idx=None):
     the rows' logits and weights (B, H, n_q, T) for the statistics.
     """
     dtype = jnp.dtype(spec.dtype)
-    x = _layer_norm(h, layer["ln"])
+    x = layer_norm(h, layer["ln"])
     t = h.shape[1]
     pos_q = jnp.broadcast_to(jnp.arange(t), h.shape[:2]) if query_idx is None else query_idx
     xq = x if query_idx is None else jnp.take_along_axis(x, query_idx[..., None], axis=1)
-    q = _split_heads(xq @ layer["w_q"], spec.n_heads).astype(dtype)  # (B, H, n_q, d_k)
-    k = _split_heads(x @ layer["w_k"], spec.n_heads).astype(dtype)   # (B, H, T, d_k)
-    v = _split_heads(x @ layer["w_v"], spec.n_heads).astype(dtype)   # (B, H, T, d_v)
+    q = split_heads(xq @ layer["w_q"], spec.n_heads).astype(dtype)  # (B, H, n_q, d_k)
+    k = split_heads(x @ layer["w_k"], spec.n_heads).astype(dtype)   # (B, H, T, d_k)
+    v = split_heads(x @ layer["w_v"], spec.n_heads).astype(dtype)   # (B, H, T, d_v)
     mask = causal_mask(pos_q, t)[:, None]  # (B, 1, n_q, T)
 
     def one_head(p, q_h, k_h, v_h, m):
@@ -140,104 +104,6 @@ def attention_layer(spec: ModelSpec, layer, h, query_idx=None):
     return h_q + out @ layer["w_o"], logits, weights, mask
 
 
-def _factored_inputs(spec: ModelSpec, layer, h, query_idx):
-    """What reassociated rows start from: LN(h) (B, T, d_model), the query rows
-    (B, H, n_q, d_k), W_k and W_v split by head ([d_model, H, d]) and the mask."""
-    dtype = jnp.dtype(spec.dtype)
-    x = _layer_norm(h, layer["ln"])  # (B, T, d_model)
-    d_model, n_heads = h.shape[2], spec.n_heads
-    xq = jnp.take_along_axis(x, query_idx[..., None], axis=1)
-    q = _split_heads(xq @ layer["w_q"], n_heads).astype(dtype)  # (B, H, n_q, d_k)
-    w_k = layer["w_k"].reshape(d_model, n_heads, spec.d_k).astype(dtype)
-    w_v = layer["w_v"].reshape(d_model, n_heads, spec.d_v).astype(dtype)
-    mask = causal_mask(query_idx, h.shape[1])[:, None]  # (B, 1, n_q, T)
-    return x.astype(dtype), q, w_k, w_v, mask
-
-
-def _pooled_output(layer, h, query_idx, x, w_v, logits, mask):
-    """softmax, then sum_t w_t W_v^T x_t = W_v^T (sum_t w_t x_t): the values are never formed."""
-    weights = attention.masked_softmax(logits, mask)
-    pooled = jnp.einsum("bhqt,btd->bhqd", weights, x)  # (B, H, n_q, d_model)
-    out = jnp.einsum("bhqd,dhe->bqhe", pooled, w_v)  # (B, n_q, H, d_v)
-    out = out.reshape(out.shape[0], out.shape[1], -1).astype(h.dtype)
-    h_q = jnp.take_along_axis(h, query_idx[..., None], axis=1)
-    return h_q + out @ layer["w_o"], logits, weights, mask
-
-
-def bilinear_factor(spec: ModelSpec, layer):
-    """The factor c of a bilinear variant's score c * q.k: its score of a unit
-    query against itself (a scalar of the model's dtype)."""
-    unit = jnp.zeros((1, spec.d_k), jnp.dtype(spec.dtype)).at[0, 0].set(1)
-    head0 = jax.tree_util.tree_map(lambda a: a[0], layer["attn"])
-    return attention.scores(spec.attention, head0, unit, unit, **spec.options)[0, 0]
-
-
-def score_scale(spec: ModelSpec, params):
-    """What the training programs take as the lane's `score_scale`: the last
-    layer's bilinear factor c where bilinear_rows computes it, else 1 (unused).
-
-    Given as data rather than folded into the program, c is all that tells
-    scaled, unscaled and mup apart there, so their runs at one d_k share one
-    compiled program (and one entry of the persistent compilation cache)."""
-    if reassociated_rows(spec) is not bilinear_rows:
-        return jnp.ones((), jnp.dtype(spec.dtype))
-    return bilinear_factor(spec, params["layers"][-1])
-
-
-def program_spec(spec: ModelSpec) -> ModelSpec:
-    """The spec the training programs are traced from. Where the model's only
-    layer computes bilinear_rows, the variant reaches those programs only as
-    its factor c (score_scale, data), so scaled, unscaled and mup at one d_k
-    are traced from one spec: one program, which a sweep that runs them one
-    after another compiles and loads once. Their init still uses their own."""
-    if spec.n_layers == 1 and reassociated_rows(spec) is bilinear_rows:
-        return spec._replace(attention="scaled", attention_options=())
-    return spec
-
-
-def bilinear_rows(spec: ModelSpec, layer, h, query_idx, scale=None):
-    """attention_layer's query rows for a bilinear variant (score c * q.k),
-    with the products reassociated: q.(W_k^T x_t) = (W_k q).x_t and
-    sum_t w_t W_v^T x_t = W_v^T (sum_t w_t x_t).
-
-    With n_q query rows and T keys this never forms the T keys and values
-    (2 T d_model (d_k + d_v) multiply-adds per example and head) but works at
-    d_model per query: for few queries over many positions, several times
-    fewer flops and bytes. The same function with other rounding, so it is
-    a config key (model.reassociate), part of a run's identity.
-
-    `scale` is c given as data (score_scale); None computes it here.
-    """
-    x, q, w_k, w_v, mask = _factored_inputs(spec, layer, h, query_idx)
-    scale = bilinear_factor(spec, layer) if scale is None else scale.astype(x.dtype)
-    u = jnp.einsum("bhqe,dhe->bhqd", q, w_k)  # (B, H, n_q, d_model): W_k q
-    logits = jnp.einsum("bhqd,btd->bhqt", u, x) * scale  # (B, H, n_q, T)
-    return _pooled_output(layer, h, query_idx, x, w_v, logits, mask)
-
-
-def factored_rows(spec: ModelSpec, layer, h, query_idx):
-    """attention_layer's query rows for a variant with a factored form
-    (additive, qk_norm): its score takes the keys as x @ W_k, per head, and
-    the values are pooled as in bilinear_rows. For additive at large d_k this
-    replaces a [T, d_k] x [d_k, d_hidden] product per example by one
-    [d_model, d_k] x [d_k, d_hidden] product per step."""
-    x, q, w_k, w_v, mask = _factored_inputs(spec, layer, h, query_idx)
-
-    def one_head(p, q_h, w_k_h):
-        return attention.factored_scores(spec.attention, p, q_h, w_k_h, x, mask=mask[:, 0],
-                                         **spec.options)
-
-    logits = jax.vmap(one_head, in_axes=(0, 1, 1), out_axes=1)(layer["attn"], q, w_k)
-    return _pooled_output(layer, h, query_idx, x, w_v, logits, mask)
-
-
-def reassociated_rows(spec: ModelSpec):
-    """The last layer's row function under model.reassociate, None where it changes nothing."""
-    variant = attention.get_variant(spec.attention)
-    if not spec.reassociate or not variant.reassociable:
-        return None
-    return bilinear_rows if variant.bilinear else factored_rows
-
 
 def query_positions(loss_mask, n_queries: int):
     """(B, n_queries) positions of the loss, in order; a row with fewer pads
@@ -245,7 +111,7 @@ def query_positions(loss_mask, n_queries: int):
     of the positions by loss first, then sorted).
 
     Built from running counts rather than a sort: two sorts of (B, T) per step
-    were 8 % of an MQAR step (T = 64) on a CPU. Integer arithmetic: exact."""
+    are a visible share of a short-sequence step on a CPU. Integer arithmetic: exact."""
     t = loss_mask.shape[-1]
     is_loss = loss_mask > 0  # (B, T)
     n_pad = n_queries - is_loss.sum(-1, keepdims=True)  # (B, 1)
@@ -278,7 +144,7 @@ def forward(spec: ModelSpec, params, batch, n_queries: int, score_scale=None):
             take = lambda a: jnp.take_along_axis(
                 a, jnp.broadcast_to(pick, a.shape[:2] + pick.shape[2:3] + a.shape[3:]), axis=2)
             rows.append((take(logits), take(weights), take(jnp.broadcast_to(mask, logits.shape))))
-    out = _layer_norm(h, params["ln_out"]) @ params["head"]  # (B, n_q, C)
+    out = layer_norm(h, params["ln_out"]) @ params["head"]  # (B, n_q, C)
     return out, query_idx, rows
 
 

@@ -1,6 +1,6 @@
 """Which learning rates of a job can no longer be its best: the pruning rule (pure numpy).
 
-A job trains rates x seeds as lanes, and analysis.lr_select later keeps the rate
+A job trains rates x seeds as lanes, and analysis.lr.select later keeps the rate
 with the best seed-mean validation accuracy AUC (the mean accuracy over the
 evaluations of the whole budget; a lane stopped at the threshold holds its last
 accuracy over the rest; a diverged lane counts at chance throughout). At an

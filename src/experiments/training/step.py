@@ -3,8 +3,8 @@
 State is a plain pytree {"params", "opt_state", "step", "seed", "active",
 "score_scale"}; a lane's learning rate is a leaf of its opt_state
 (optax.inject_hyperparams), so lanes of different rates and seeds are one
-program, and its bilinear factor (model.score_scale) is data too, so that
-scaled, unscaled and mup share their programs. `train_chunk` loops the train
+program, and its bilinear factor (reassociate.score_scale) is data too, so that
+the bilinear variants share their programs. `train_chunk` loops the train
 step a traced number of times, so that the host only wakes up at
 evaluations and one program serves every chunk length; `compile_fns` maps
 it and `evaluate` over the lane axis (training.lane_axis).

@@ -19,10 +19,11 @@ import math
 
 import pandas as pd
 
-from . import load, status
-from .rules import UNSEEN, Part, judge, reason, verdict_of
-from .verdicts import INTERVALS, Section, all_slopes, describe_runs, mean_at, no_data, num, slope_text
-from .verdicts_attn import TOL_SLOPE
+from experiments.analysis.tables import load
+from experiments.analysis.tables import diverged as status
+from experiments.analysis.verdicts.rules import UNSEEN, Part, judge, reason, verdict_of
+from experiments.analysis.verdicts.section import INTERVALS, Section, all_slopes, describe_runs, mean_at, no_data, num, slope_text
+from experiments.analysis.verdicts.at_init import TOL_SLOPE
 
 SATURATED = 0.5  # scaled's saturated share at the end above this: the task sets the logit scale
 JUDGED = ("scaled", "unscaled") + load.EXTRA_VARIANTS

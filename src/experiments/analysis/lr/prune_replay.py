@@ -16,7 +16,7 @@ import pandas as pd
 
 from experiments.training import prune
 
-from . import status
+from experiments.analysis.tables import diverged as status
 
 JOB = ["experiment", "task", "optimizer", "attention", "d_k"]
 

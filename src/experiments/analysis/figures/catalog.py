@@ -8,7 +8,11 @@ from typing import Callable
 
 from experiments.store.results import atomic_write_bytes
 
-from . import figures_attn, figures_lr, figures_train, load, style
+from experiments.analysis.figures import attn as figures_attn
+from experiments.analysis.figures import lr as figures_lr
+from experiments.analysis.figures import train as figures_train
+from experiments.analysis.tables import load
+from experiments.analysis.figures import style
 
 
 @dataclass(frozen=True)

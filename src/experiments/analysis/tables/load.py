@@ -10,15 +10,17 @@ import os
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pandas as pd
 
-from . import lr_select
+import attention
+
 from .consistency import mixed_cell
 
-VARIANTS = ("scaled", "unscaled", "additive", "mup", "qk_norm", "cosine", "ssmax")
-EXTRA_VARIANTS = ("mup", "qk_norm", "cosine", "ssmax")
+VARIANTS = tuple(attention.variant_names())  # the paper's three first, then the registry's others
+EXTRA_VARIANTS = tuple(v for v in VARIANTS if v not in attention.registry.PAPER_VARIANTS)
 RUN_KEYS = ["attention", "d_k", "seed"]
 
 
@@ -120,19 +122,23 @@ def _reason(e: Exception) -> str:
 
 
 def load_results(root: str | os.PathLike, primary_optimizer: str = "adam",
-                 primary_task: str | None = None) -> Results:
+                 primary_task: str | None = None, keep_runs: Callable | None = None) -> Results:
     """Every table of the results folder (None where absent or empty), and the primary
     condition (conf/analysis.yaml: primary_optimizer, primary_task).
+
+    `keep_runs(summary, history) -> run ids`, when given, selects the history the
+    verdicts read (`history_all` keeps every run): analysis.results passes the
+    learning-rate policy (each cell at its best lr).
 
     Raises ResultsFileError naming the file when one cannot be read, ConditionError
     when the history has no runs under the named primary condition."""
     root = Path(root)
     tables = {name: _read(root / f"{name}.parquet") for name in TABLES}
-    return from_tables(root, tables, primary_optimizer, primary_task)
+    return from_tables(root, tables, primary_optimizer, primary_task, keep_runs)
 
 
 def from_tables(root: Path, tables: dict, primary_optimizer: str = "adam",
-                primary_task: str | None = None) -> Results:
+                primary_task: str | None = None, keep_runs: Callable | None = None) -> Results:
     """load_results on tables already in memory ({name: frame or None} for each of TABLES)."""
     summary, history = tables["summary"], tables["history"]
     if summary is not None and "status" in summary:
@@ -148,8 +154,8 @@ def from_tables(root: Path, tables: dict, primary_optimizer: str = "adam",
         if mixed:
             raise ResultsFileError(f"{root / 'summary.parquet'}: {mixed}")
     history_all = history
-    if history is not None and lr_select.has_grid(summary):
-        history = history[history["run_id"].isin(set(lr_select.at_best(summary, history)["run_id"]))]
+    if history is not None and keep_runs is not None:
+        history = history[history["run_id"].isin(set(keep_runs(summary, history)))]
     primary = None if history is None else primary_condition(history, primary_optimizer, primary_task)
     return Results(root, summary, history, probe, tables["cost"], primary, history_all,
                    width_summary, width_history)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from . import load, lr_select, status
-from .verdicts import INTERVALS, Section
+from experiments.analysis.tables import load
+from experiments.analysis.lr import select as lr_select
+from experiments.analysis.tables import diverged as status
+from experiments.analysis.verdicts.section import INTERVALS, Section
 
 FIGURE_NEEDS = {  # figure stem -> the table it is drawn from (the link is written when that exists)
     "logit_variance": ("history", "probe"), "entropy": ("history", "probe"),
@@ -37,7 +39,7 @@ def figure_links(res: load.Results, stems: list[str]) -> list[str]:
         elif stem in LR_FIGURES and not lr_select.has_grid(res.summary):
             links.append(f"_figure `{stem}` not drawn: {lr_select.NO_GRID}._")
         elif stem in PER_CONDITION:
-            from .figures_train import slug
+            from experiments.analysis.figures.train import slug
             table, words = PER_CONDITION[stem]
             for task, opt in load.conditions(getattr(res, table).drop_duplicates("run_id")):
                 if stem in LR_FIGURES and not lr_select.has_grid(load.at_condition(res.summary, (task, opt))):
@@ -64,7 +66,7 @@ def render(res: load.Results, sections: list[Section]) -> str:
     summary = pd.DataFrame([{"sub-claim": s.title, "verdict": s.verdict} for s in sections])
     head = [
         "# Scaled dot-product attention: what the data say",
-        "Vaswani et al. 2017, sec. 3.2.1, put under measurement (see CLAIM.md). Written by "
+        "Vaswani et al. 2017, sec. 3.2.1, put under measurement (see docs/CLAIM.md). Written by "
         "`python -m experiments.report` from the results folder alone; every verdict below is computed "
         f"from the tables by the rule stated beside it. Intervals: {INTERVALS}. Figures: "
         "`python -m experiments.plot`.",

@@ -13,11 +13,15 @@ import math
 import numpy as np
 import pandas as pd
 
-from . import load, lr_select, lr_views, quality_rules, status
-from .rules import FAILS, HOLDS, UNSURE, Part, judge, verdict_of
-from .stats import fmt_ci, mean_ci
-from .survival import kaplan_meier, restricted_diff
-from .verdicts import INTERVALS, Section, describe_runs, no_data
+from experiments.analysis.tables import load
+from experiments.analysis.lr import select as lr_select
+from experiments.analysis.lr import views as lr_views
+from experiments.analysis.verdicts import quality_rules
+from experiments.analysis.tables import diverged as status
+from experiments.analysis.verdicts.rules import FAILS, HOLDS, UNSURE, Part, judge, verdict_of
+from experiments.analysis.stats.intervals import fmt_ci, mean_ci
+from experiments.analysis.stats.survival import kaplan_meier, restricted_diff
+from experiments.analysis.verdicts.section import INTERVALS, Section, describe_runs, no_data
 
 # Britz et al. 2017, Table 6: newstest2013 BLEU, mean ± sd (mul: unscaled multiplicative).
 BRITZ = pd.DataFrame({

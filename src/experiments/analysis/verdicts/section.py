@@ -3,7 +3,7 @@
 Every verdict is computed from a table built from the results folder; the
 rule that decides it is stated in the Section it returns, each clause of it
 with its interval, its answer and its power (rules.Part). The sections
-themselves live in verdicts_attn (1-3b), verdicts_train (4, 5) and
+themselves live in at_init (1-3b), quality (4), cost (5) and
 verdicts_mup (6).
 """
 
@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from . import load, status
-from .rules import POWER_NOTE, UNSURE
-from .stats import METHOD, MIN_SEEDS, count, fmt_ci, mean_ci, per_seed_slopes
+from experiments.analysis.tables import load
+from experiments.analysis.tables import diverged as status
+from experiments.analysis.verdicts.rules import POWER_NOTE, UNSURE
+from experiments.analysis.stats.intervals import METHOD, MIN_SEEDS, count, fmt_ci, mean_ci, per_seed_slopes
 
 INTERVALS = f"{METHOD}; {POWER_NOTE}"
 

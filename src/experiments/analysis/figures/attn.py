@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from . import load, status, style
-from .stats import fmt_ci, slope_ci
-from .style import Skip
+from experiments.analysis.tables import load
+from experiments.analysis.tables import diverged as status
+from experiments.analysis.figures import style
+from experiments.analysis.stats.intervals import fmt_ci, slope_ci
+from experiments.analysis.figures.style import Skip
 
 
 def sources(res: load.Results) -> list[tuple[str, pd.DataFrame]]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .stats import (
+from experiments.analysis.stats.intervals import (
     MIN_SEEDS,
     NAN_INTERVAL,
     POWER,

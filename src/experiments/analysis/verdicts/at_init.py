@@ -7,13 +7,16 @@ numbers out of the results folder and states the rule.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 
-from . import load
-from .rules import FAILS, HOLDS, UNSURE, Part, judge, reason, verdict_of
-from .stats import per_seed_slopes
-from .verdicts import (
+import attention
+from experiments.analysis.tables import load
+from experiments.analysis.verdicts.rules import FAILS, HOLDS, UNSURE, Part, judge, reason, verdict_of
+from experiments.analysis.stats.intervals import per_seed_slopes
+from experiments.analysis.verdicts.section import (
     INTERVALS,
     Section,
     all_slopes,
@@ -79,6 +82,13 @@ def gradient_verdict(parts: dict[str, Part]) -> str:
     return each.pop() if measured and len(each) == 1 else UNSURE
 
 
+def predicted_slopes(d_k: int = 64) -> dict[str, str]:
+    """Log-log slope of Var(c q.k) = d_k c^2 against d_k, for the variants whose
+    factor c is fixed by d_k alone: 1 + 2 log2(c(2 d_k) / c(d_k))."""
+    return {name: f"{round(1 + 2 * math.log2(v.logit_scale(2 * d_k, 2) / v.logit_scale(d_k, 2)), 6) + 0.0:g}"
+            for name, v in attention.VARIANTS.items() if v.bilinear and v.logit_scale is not None}
+
+
 def variance(res: load.Results) -> Section:
     title, claim = "1. Variance", ("q·k of unit-variance components has variance d_k; dividing by "
                                    "√d_k brings it back to 1 for every d_k.")
@@ -92,7 +102,7 @@ def variance(res: load.Results) -> Section:
     end, _ = end_source(res)
     s_end = all_slopes(end, "logit_var")
     d_min, d_max = df["d_k"].min(), df["d_k"].max()
-    predicted = {"unscaled": "1", "scaled": "0", "mup": "-1"}
+    predicted = predicted_slopes()
     rows = [{"variant": v, f"slope at init ({src})": slope_text(x), "predicted": predicted.get(v, "—"),
              f"Var at d_k={d_min}": num(mean_at(df, "logit_var", v, d_min)),
              f"Var at d_k={d_max}": num(mean_at(df, "logit_var", v, d_max)),
@@ -135,7 +145,7 @@ def jacobian(res: load.Results) -> Section:
             f"more than {TOL_SHARE} per doubling of d_k, while scaled's ‖J‖_F slope lies within "
             f"0 ± {TOL_SLOPE} and its share within ±{TOL_SHARE}; does not hold if any of the four lies "
             "wholly on the wrong side; inconclusive otherwise. The median, not the mean: the mean of "
-            "‖J‖_F over rows falls only like 1/σ and is not monotone in σ (CLAIM.md).")
+            "‖J‖_F over rows falls only like 1/σ and is not monotone in σ (docs/CLAIM.md).")
     src, df, cond_text = init_source(res)
     if df is None or "jacobian_norm_median" not in df or "saturation" not in df:
         return no_data("jacobian", title, claim, ["gradients", "saturation"], rule,
@@ -184,7 +194,7 @@ def _disagreement(df: pd.DataFrame, verdicts: dict[str, str]) -> str:
 def gradients(res: load.Results) -> Section:
     title, claim = "3b. Small gradients: what reaches W_q and W_k", (
         "The gradient reaching the query and key projections becomes small (unscaled, large d_k). "
-        "Caveat (CLAIM.md): the unscaled logit is not divided, which puts an extra ~√d_k into that "
+        "Caveat (docs/CLAIM.md): the unscaled logit is not divided, which puts an extra ~√d_k into that "
         "gradient and can offset the Jacobian's shrinkage.")
     rule = (f"Per-row gradient norms at init from the probe, aggregated over rows by the median and by "
             f"the RMS; per seed, the log-log slope vs d_k of unscaled/scaled (seeds paired); {INTERVALS}. "

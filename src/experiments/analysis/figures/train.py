@@ -7,9 +7,13 @@ import re
 import numpy as np
 import pandas as pd
 
-from . import load, lr_select, status, style
-from .style import Skip
-from .survival import kaplan_meier
+from experiments.analysis.tables import load
+from experiments.analysis.lr import select as lr_select
+from experiments.analysis.tables import diverged as status
+from experiments.analysis.figures import style
+from experiments.analysis.figures.style import Skip
+from experiments.analysis.tables.cost import cost_pairs
+from experiments.analysis.stats.survival import kaplan_meier
 
 QUALITY_PANELS = [
     ("test_accuracy", "test accuracy (fraction correct)"),
@@ -141,14 +145,6 @@ def steps_survival(res):
                        "lr; censored at the budget)")
         out.append((f"steps_survival_{slug(cond[0])}_{slug(cond[1])}", fig))
     return out
-
-
-def cost_pairs(cost: pd.DataFrame, impl: str) -> pd.DataFrame:
-    """Rows of impl measured (not skipped), with its ratio over scaled at the same n, d_k, mode."""
-    df = cost[cost["impl"] == impl]
-    if "skipped" in df:
-        df = df[~df["skipped"].fillna(False).astype(bool)]
-    return df.dropna(subset=["time_ratio"])
 
 
 def cost(res):

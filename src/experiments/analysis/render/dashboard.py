@@ -7,10 +7,11 @@ import html
 import json
 import math
 
-from . import load, style
-from .dashboard_js import CSS, JS
-from .figures import Rendered
-from .verdicts import Section
+from experiments.analysis.tables import load
+from experiments.analysis.figures import style
+from experiments.analysis.render.dashboard_js import CSS, JS
+from experiments.analysis.figures.catalog import Rendered
+from experiments.analysis.verdicts.section import Section
 
 RUN_COLUMNS = ["run_id", "attention", "d_k", "seed", "task", "optimizer", "experiment", "status",
                "diverged_at_step", "test_accuracy", "final_val_accuracy", "steps_to_threshold", "accuracy_auc",
@@ -62,7 +63,9 @@ def figures_html(rendered: list[Rendered], notes: list[str]) -> str:
 
 
 def render(res: load.Results, sections: list[Section], rendered: list[Rendered], notes: list[str]) -> str:
-    payload = runs_payload(res) | {"colours": style.COLOURS}
+    shown = set() if res.summary is None else set(res.summary["attention"])
+    # every variant on the page in its figures' colour (one the registry does not colour included)
+    payload = runs_payload(res) | {"colours": style.COLOURS | {v: style.colour(v) for v in sorted(shown)}}
     data = json.dumps(payload, sort_keys=True, allow_nan=False).replace("</", "<\\/")
     chart = ("<p><label>metric <select id='metric'></select></label> — one point per run (hover for "
              "details), line: mean over the completed seeds; ×: a diverged run (left out of the line).</p><svg id='chart' width='720' height='360' "

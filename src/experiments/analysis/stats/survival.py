@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as sps
 
-from .stats import NAN_INTERVAL, Interval, paired_diff_ci
+from experiments.analysis.stats.intervals import NAN_INTERVAL, Interval, paired_diff_ci
 
 
 @dataclass(frozen=True)

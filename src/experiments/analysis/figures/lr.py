@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import load, lr_select, lr_views, style
-from .figures_train import slug
-from .stats import fmt_ci, mean_ci
-from .style import Skip
+from experiments.analysis.tables import load
+from experiments.analysis.lr import select as lr_select
+from experiments.analysis.lr import views as lr_views
+from experiments.analysis.figures import style
+from experiments.analysis.figures.train import slug
+from experiments.analysis.stats.intervals import fmt_ci, mean_ci
+from experiments.analysis.figures.style import Skip
 
 METRICS = [("val_auc", "val. accuracy AUC"), ("val_final", "final val. accuracy")]
 

@@ -1,6 +1,6 @@
 """What a pruning replay changes: lane-steps, the chosen rates, the verdicts, the LR sensitivity.
 
-Compares the full tables of a study with the tables analysis.prune_replay makes
+Compares the full tables of a study with the tables analysis.lr.prune_replay makes
 of them, overall and per cell (a cell: `<optimizer>_<task>`, the name of its
 conf/cell/ file). Pure: frames in, a dict of plain numbers and lists out.
 
@@ -21,7 +21,10 @@ import re
 import numpy as np
 import pandas as pd
 
-from . import load, lr_select, verdicts_train
+from experiments.analysis import results as analysis_results
+from experiments.analysis.lr import select as lr_select
+from experiments.analysis.tables import load
+from experiments.analysis.verdicts.sections import all_sections
 
 CLAUSE = re.compile(r"(?:^|; )([^;]*?) (?:[-−0-9.e+]+ )?\[[^\]]*\] \(([^:()]+): (yes|no|unclear|few);")
 
@@ -37,7 +40,7 @@ def _cells(summary: pd.DataFrame) -> list[tuple[str, str]]:
 def readings(res: load.Results) -> dict[str, str]:
     """{reading: answer}: each section's verdict and each clause's answer in its reason and notes."""
     out = {}
-    for s in verdicts_train.all_sections(res):
+    for s in all_sections(res):
         out[f"{s.key}: verdict"] = s.verdict
         clauses = [c for text in [s.reason, *s.notes] for c in CLAUSE.findall(text)]
         for i, (label, question, answer) in enumerate(clauses):  # a label recurs across tasks: numbered
@@ -80,7 +83,7 @@ def figures(tables: dict, pruned_summary: pd.DataFrame, pruned_history: pd.DataF
             primary: tuple[str, str | None]) -> dict:
     """The replay's figures, overall and per cell (see the module docstring)."""
     full, hist = tables["summary"], tables["history"]
-    analysed = lambda s, h: readings(load.from_tables(root, {**tables, "summary": s, "history": h}, *primary))  # noqa: E731
+    analysed = lambda s, h: readings(analysis_results.from_tables(root, {**tables, "summary": s, "history": h}, *primary))  # noqa: E731
     base = analysed(full, hist)
 
     def changed(s, h) -> list[str]:

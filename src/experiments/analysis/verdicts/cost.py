@@ -1,4 +1,4 @@
-"""Verdicts for cost (sub-claim 5), and the list of all sections (quality: verdicts_quality)."""
+"""The verdict of sub-claim 5 (cost): additive slower and larger than scaled (docs/CLAIM.md)."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import math
 
 import pandas as pd
 
-from . import load, verdicts_attn, verdicts_mup, verdicts_quality
-from .figures_train import cost_pairs
-from .rules import FAILS, HOLDS, UNSURE
-from .verdicts import Section, no_data
+from experiments.analysis.tables import load
+from experiments.analysis.tables.cost import cost_pairs
+from experiments.analysis.verdicts.rules import FAILS, HOLDS, UNSURE
+from experiments.analysis.verdicts.section import Section, no_data
 
 COST_FACTOR = 1.5  # "much faster / more space-efficient" means at least this ratio
 
@@ -69,8 +69,3 @@ def cost(res: load.Results) -> Section:
              f"{', '.join(str(int(b)) for b in sorted(c['batch'].unique())) if 'batch' in c else '?'}")
     return Section("cost", title, claim, ["cost"], rule, verdict, "; ".join(notes), conds,
                    [(f"Ratios over scaled ({mode})", pd.DataFrame(rows))])
-
-
-def all_sections(res: load.Results) -> list[Section]:
-    return [verdicts_attn.variance(res), verdicts_attn.saturation(res), verdicts_attn.jacobian(res),
-            verdicts_attn.gradients(res), verdicts_quality.quality(res), cost(res), verdicts_mup.extra(res)]

@@ -10,8 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from . import load, lr_select
-from .stats import fmt_ci, mean_ci, per_seed_slopes
+from experiments.analysis.tables import load
+from experiments.analysis.lr import select as lr_select
+from experiments.analysis.stats.intervals import fmt_ci, mean_ci, per_seed_slopes
 
 
 def label(cond: tuple[str, str]) -> str:

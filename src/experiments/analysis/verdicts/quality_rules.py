@@ -28,8 +28,8 @@ import math
 import numpy as np
 from scipy import stats as sps
 
-from .rules import Part, judge
-from .stats import (
+from experiments.analysis.verdicts.rules import Part, judge
+from experiments.analysis.stats.intervals import (
     LEVEL,
     MIN_SEEDS,
     NAN_INTERVAL,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import textwrap
+import zlib
+from typing import Callable
 
 import matplotlib
 
@@ -13,19 +15,24 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from .stats import mean_ci  # noqa: E402
+import attention  # noqa: E402
+from experiments.analysis.stats.intervals import mean_ci  # noqa: E402
 
-COLOURS = {
-    "scaled": "#1f77b4", "unscaled": "#d62728", "additive": "#2ca02c", "mup": "#9467bd",
-    "qk_norm": "#ff7f0e", "cosine": "#8c564b", "ssmax": "#e377c2",
-}
-LABELS = {
-    "scaled": "scaled (1/√d_k)", "unscaled": "unscaled (1)", "additive": "additive (Bahdanau)",
-    "mup": "muP (1/d_k)", "qk_norm": "QK-LayerNorm", "cosine": "cosine (learned g)",
-    "ssmax": "scalable softmax",
-}
-# Theory scale factor c of q.k per variant: Var(c q.k) = d_k c^2 for unit-variance q, k.
-THEORY_SCALE2 = {"unscaled": lambda d: 1.0, "scaled": lambda d: 1.0 / d, "mup": lambda d: 1.0 / d**2}
+# a variant that names no colour of its own gets one of these, fixed by its name
+SPARE_COLOURS = ("#17becf", "#bcbd22", "#7f7f7f", "#aec7e8", "#ffbb78", "#98df8a", "#c5b0d5", "#c49c94")
+
+
+def _theory_scale2(variant) -> Callable[[float], float]:
+    return lambda d: variant.logit_scale(d, 2) ** 2
+
+
+# the colours the variants name for themselves, in the registry's order (the dashboard's legend)
+COLOURS = {name: attention.VARIANTS[name].color for name in attention.variant_names()
+           if attention.VARIANTS[name].color}
+# Theory scale factor c^2 of q.k for the variants whose c is fixed by d_k alone
+# (Variant.bilinear): Var(c q.k) = d_k c^2 for unit-variance q, k.
+THEORY_SCALE2 = {name: _theory_scale2(v) for name, v in attention.VARIANTS.items()
+                 if v.bilinear and v.logit_scale is not None}
 
 STYLE = {
     "figure.dpi": 110, "savefig.dpi": 110, "font.size": 9, "axes.titlesize": 10,
@@ -38,11 +45,15 @@ plt.rcParams.update(STYLE)  # this process only draws files: one style for all o
 
 
 def colour(variant: str) -> str:
-    return COLOURS.get(variant, "#7f7f7f")
+    known = attention.VARIANTS.get(variant)
+    if known is not None and known.color:
+        return known.color
+    return SPARE_COLOURS[zlib.crc32(variant.encode()) % len(SPARE_COLOURS)]
 
 
 def label(variant: str) -> str:
-    return LABELS.get(variant, variant)
+    known = attention.VARIANTS.get(variant)
+    return known.label or variant if known is not None else variant
 
 
 def new_figure(nrows: int = 1, ncols: int = 1, width: float = 4.2, height: float = 3.2, **kw):

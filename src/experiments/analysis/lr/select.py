@@ -3,7 +3,7 @@
 A training job can run a grid of learning rates as lanes (optimizer.lr_grid),
 each lane its own run. At one fixed lr, d_k changes the effective step size,
 so a comparison of variants across d_k would measure the lr, not the
-attention (CLAIM.md, sub-claim 4). So every variant is judged at its own best
+attention (docs/CLAIM.md, sub-claim 4). So every variant is judged at its own best
 lr per cell (task, optimizer, variant, d_k): the lr with the best mean
 validation accuracy AUC over seeds. Test accuracy never enters the choice.
 
@@ -34,7 +34,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from . import status
+from experiments.analysis.tables import diverged as status
 
 CELL = ["task", "optimizer", "attention", "d_k"]
 NO_GRID = "one learning rate per cell: no lr view"

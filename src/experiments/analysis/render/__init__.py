@@ -1,0 +1,1 @@
+"""What a reader opens: REPORT.md and the self-contained dashboard.html."""

@@ -1,0 +1,52 @@
+"""What is static about a configuration's model: the ModelSpec (a jit cache key), read from a config."""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from omegaconf import DictConfig, OmegaConf
+
+import attention
+from experiments.tasks import TASKS
+from experiments.training.memory import model_width
+
+
+class ModelSpec(NamedTuple):
+    """Everything static about the model (hashable: a jit cache key)."""
+    attention: str
+    attention_options: tuple  # ((key, value), ...) of the variant's knobs
+    d_k: int
+    d_model: int
+    d_v: int
+    n_layers: int
+    n_heads: int
+    init: str
+    token_shift: bool
+    vocab: int
+    n_classes: int
+    d_in: int
+    dtype: str = "float32"
+    reassociate: bool = False  # model.reassociate: see bilinear_rows
+
+    @property
+    def options(self) -> dict:
+        return dict(self.attention_options)
+
+
+
+def model_spec(cfg: DictConfig, task_cfg) -> ModelSpec:
+    task = TASKS[cfg.task.name]
+    options = {k: v for k, v in OmegaConf.to_container(cfg.attention).items() if k != "name"}
+    return ModelSpec(
+        attention=cfg.attention.name, attention_options=tuple(sorted(options.items())),
+        d_k=cfg.d_k, d_model=model_width(cfg.model.get("width", "fixed"), cfg.model.d_model, cfg.d_k,
+                                         cfg.model.n_heads), d_v=cfg.model.d_v,
+        n_layers=cfg.model.n_layers, n_heads=cfg.model.n_heads, init=cfg.model.init,
+        token_shift=cfg.model.token_shift, vocab=task.input_vocab(task_cfg),
+        n_classes=task.n_classes(task_cfg), d_in=task.d_in(task_cfg), dtype=cfg.model.dtype,
+        reassociate=bool(cfg.model.get("reassociate", False))
+        and attention.get_variant(cfg.attention.name).reassociable)
+
+
+def task_object(task_dict: dict):
+    """The task's config dataclass (what the task functions expect)."""
+    return TASKS[task_dict["name"]].config_cls(**task_dict)
