@@ -1,5 +1,5 @@
 """The premise of the lr prediction, checked with one real Adam step: the change of the logit
-grows like c(d_k) * d_k * lr (analysis.lr_theory)."""
+grows like c(d_k) * d_k * lr (analysis.lr.theory)."""
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -7,7 +7,7 @@ import optax
 import pytest
 
 import attention
-from experiments.analysis import lr_theory
+from experiments.analysis.lr import theory as lr_theory
 
 D_MODEL, D_KS, LR = 64, [8, 16, 32, 64, 128, 256, 512], 1e-4
 

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from experiments.analysis import profile
+from experiments.analysis.stats import profile
 
 D_KS = [2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
 

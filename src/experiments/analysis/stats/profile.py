@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as sps
 
-from .stats import MIN_SEEDS, mean_ci
+from experiments.analysis.stats.intervals import MIN_SEEDS, mean_ci
 
 ALPHA = 0.05  # each one-sided test; the family-wise error of a step-down
 GRID_PER_OCTAVE = 64  # resolution of the crossover's interval in log2 d_k
