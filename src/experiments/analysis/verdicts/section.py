@@ -35,10 +35,22 @@ class Section:
     conditions: str
     tables: list[tuple[str, pd.DataFrame]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # sub-verdicts and caveats, one line each
+    headline: str = ""  # the key number, a few words: what the first screen shows beside the verdict
+    rule_brief: str = ""  # the rule in one sentence; the full rule is `rule` and docs/CLAIM.md
 
 
-def no_data(key: str, title: str, claim: str, figures: list[str], rule: str, what: str) -> Section:
-    return Section(key, title, claim, figures, rule, UNSURE, f"no data: {what}", "not measured")
+def no_data(key: str, title: str, claim: str, figures: list[str], rule: str, what: str,
+            rule_brief: str = "") -> Section:
+    return Section(key, title, claim, figures, rule, UNSURE, f"no data: {what}", "not measured",
+                   headline="not measured", rule_brief=rule_brief)
+
+
+def estimates(parts, names: list[str] | None = None, digits: int = 2) -> str:
+    """'unscaled slope 1.00, scaled slope -0.00': the mean of each clause's interval, by label
+    (or by `names`, one per clause), for a section's headline."""
+    names = names or [p.label for p in parts]
+    return ", ".join(f"{name} {round(p.ci[0], digits) + 0.0:.{digits}f}" if p.n and math.isfinite(p.ci[0]) else f"{name} n/a"
+                     for name, p in zip(names, parts))
 
 
 def num(x: float, digits: int = 3) -> str:
@@ -93,16 +105,24 @@ def describe_runs(summary: pd.DataFrame | None, cond, run_ids=None) -> str:
              f"{len(seeds)} seeds ({', '.join(map(str, seeds))})", runs]
     if "experiment" in s:
         parts.append("experiment " + ", ".join(f"`{e}`" for e in sorted(s["experiment"].astype(str).unique())))
-    # what shapes the numbers; logger.* and the variants' own knobs do not belong here
+    return "; ".join(parts + constant_config(s, summary))
+
+
+def constant_config(s: pd.DataFrame, summary: pd.DataFrame) -> list[str]:
+    """"`model.n_heads`=1", ...: the config columns that shape the numbers and have one value over
+    the runs s (the whole summary read, for how its columns were stored)."""
+    # logger.* and the variants' own knobs do not shape the numbers; task.name and optimizer.name
+    # are the condition itself, named first
     shaping = ("task.", "train.", "model.", "optimizer.")
     # model.width=proportional overrides the configured d_model (training.memory.model_width)
     proportional = "model.width" in s and bool((s["model.width"] == "proportional").all())
-    for col in sorted(c for c in s.columns if c.startswith(shaping)):
+    parts = []
+    for col in sorted(c for c in s.columns if c.startswith(shaping) and c not in ("task.name", "optimizer.name")):
         upcast = bool(summary[col].isna().any())  # another condition lacks it: ints read back as floats
         vals = sorted({_config_text(v) if upcast else str(v) for v in s[col].dropna()})
-        if len(vals) == 1 and len(parts) < 24:
+        if len(vals) == 1:
             parts.append(f"`{col}`=" + ("d_k × n_heads" if proportional and col == "model.d_model" else vals[0]))
-    return "; ".join(parts)
+    return parts
 
 
 def init_source(res: load.Results):
