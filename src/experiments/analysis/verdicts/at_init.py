@@ -23,6 +23,7 @@ from experiments.analysis.verdicts.section import (
     end_source,
     init_source,
     mean_at,
+    estimates,
     no_data,
     num,
     slope_text,
@@ -95,9 +96,12 @@ def variance(res: load.Results) -> Section:
     rule = (f"Log-log slope of logit variance vs d_k at init, fitted per seed; {INTERVALS}. Holds if "
             f"unscaled's interval lies within 1 ± {TOL_SLOPE} and scaled's within 0 ± {TOL_SLOPE}; does "
             "not hold if either lies wholly outside its band; inconclusive otherwise.")
+    brief = (f"The log-log slope of logit variance against d_k at init is 1 ± {TOL_SLOPE} for unscaled "
+             f"and 0 ± {TOL_SLOPE} for scaled.")
     src, df, cond_text = init_source(res)
     if df is None or "logit_var" not in df:
-        return no_data("variance", title, claim, ["logit_variance"], rule, "no probe.parquet or history.parquet")
+        return no_data("variance", title, claim, ["logit_variance"], rule, "no probe.parquet or history.parquet",
+                       brief)
     s = all_slopes(df, "logit_var")
     end, _ = end_source(res)
     s_end = all_slopes(end, "logit_var")
@@ -109,7 +113,8 @@ def variance(res: load.Results) -> Section:
              "slope at end of training": slope_text(s_end.get(v, []))} for v, x in s.items()]
     parts = variance_rule(s)
     return Section("variance", title, claim, ["logit_variance"], rule, verdict_of(parts), reason(parts),
-                   cond_text, [("Logit variance vs d_k", pd.DataFrame(rows))])
+                   cond_text, [("Logit variance vs d_k", pd.DataFrame(rows))],
+                   headline="log-log slope " + estimates(parts, ["unscaled", "scaled"]), rule_brief=brief)
 
 
 def saturation(res: load.Results) -> Section:
@@ -119,9 +124,11 @@ def saturation(res: load.Results) -> Section:
             f"{INTERVALS}. Holds if unscaled's interval lies below -{TOL_ENTROPY} (falls) and scaled's "
             f"within ±{TOL_ENTROPY} (flat); does not hold if unscaled's lies at or above -{TOL_ENTROPY} "
             f"or scaled's wholly outside ±{TOL_ENTROPY}; inconclusive otherwise.")
+    brief = (f"Normalised entropy at init falls by more than {TOL_ENTROPY} per doubling of d_k for "
+             f"unscaled and stays within ±{TOL_ENTROPY} for scaled.")
     src, df, cond_text = init_source(res)
     if df is None or "entropy_norm" not in df:
-        return no_data("saturation", title, claim, ["entropy", "saturation"], rule, "no entropy measured")
+        return no_data("saturation", title, claim, ["entropy", "saturation"], rule, "no entropy measured", brief)
     s = all_slopes(df, "entropy_norm", log_y=False)
     end, _ = end_source(res)
     d_min, d_max = df["d_k"].min(), df["d_k"].max()
@@ -133,7 +140,9 @@ def saturation(res: load.Results) -> Section:
             for v, x in s.items()]
     parts = saturation_rule(s)
     return Section("saturation", title, claim, ["entropy", "saturation"], rule, verdict_of(parts),
-                   reason(parts), cond_text, [("Normalised entropy and saturated share", pd.DataFrame(rows))])
+                   reason(parts), cond_text, [("Normalised entropy and saturated share", pd.DataFrame(rows))],
+                   headline="entropy per doubling of d_k " + estimates(parts, ["unscaled", "scaled"], 3),
+                   rule_brief=brief)
 
 
 def jacobian(res: load.Results) -> Section:
@@ -146,10 +155,12 @@ def jacobian(res: load.Results) -> Section:
             f"0 ± {TOL_SLOPE} and its share within ±{TOL_SHARE}; does not hold if any of the four lies "
             "wholly on the wrong side; inconclusive otherwise. The median, not the mean: the mean of "
             "‖J‖_F over rows falls only like 1/σ and is not monotone in σ (docs/CLAIM.md).")
+    brief = ("At init, unscaled's median-row softmax Jacobian shrinks with d_k and its saturated share "
+             "grows, while scaled's stay flat.")
     src, df, cond_text = init_source(res)
     if df is None or "jacobian_norm_median" not in df or "saturation" not in df:
         return no_data("jacobian", title, claim, ["gradients", "saturation"], rule,
-                       "no Jacobian norms or saturated share measured")
+                       "no Jacobian norms or saturated share measured", brief)
     s_j, s_sat = all_slopes(df, "jacobian_norm_median"), all_slopes(df, "saturation", log_y=False)
     d_max = df["d_k"].max()
     rows = [{"variant": v, f"median ‖J‖_F slope ({src})": slope_text(x),
@@ -160,7 +171,9 @@ def jacobian(res: load.Results) -> Section:
             for v, x in s_j.items()]
     parts = jacobian_rule(s_j, s_sat)
     return Section("jacobian", title, claim, ["gradients", "saturation"], rule, verdict_of(parts),
-                   reason(parts), cond_text, [("Softmax Jacobian and saturated share", pd.DataFrame(rows))])
+                   reason(parts), cond_text, [("Softmax Jacobian and saturated share", pd.DataFrame(rows))],
+                   headline="median ‖J‖_F log-log slope " + estimates(parts[:2], ["unscaled", "scaled"]),
+                   rule_brief=brief)
 
 
 def ratio_slopes(df: pd.DataFrame) -> dict[str, np.ndarray]:
@@ -201,10 +214,12 @@ def gradients(res: load.Results) -> Section:
             f"For each aggregate: holds if the interval lies below -{TOL_SLOPE} (shrinks), does not hold "
             f"if at or above it, inconclusive otherwise (+0.5 would be the bare √d_k). The section holds "
             "or fails when both aggregates agree; where they disagree it is inconclusive and says why.")
+    brief = ("The per-row gradient reaching W_q, W_k, unscaled over scaled, shrinks with d_k, by its "
+             "median and by its RMS over rows.")
     p = load.probe_rows(res.probe) if res.probe is not None else None
     if p is None or "grad_qk_row_rms" not in p:
         return no_data("gradients", title, claim, ["gradients"], rule,
-                       "needs probe.parquet with gradient norms (python -m experiments.probe)")
+                       "needs probe.parquet with gradient norms (python -m experiments.probe)", brief)
     wrt = p["grad_wrt"].iloc[0] if "grad_wrt" in p else "W_q,W_k"
     label = f"‖∂l/∂({wrt.replace(',', ', ')})‖ per row"
     slopes = ratio_slopes(p)
@@ -228,5 +243,7 @@ def gradients(res: load.Results) -> Section:
     conds = (f"init-time probe, input_model {', '.join(sorted(p['input_model'].astype(str).unique()))} "
              f"(gradients w.r.t. {wrt}); {n_seeds} seed(s)") if "input_model" in p else "init-time probe"
     return Section("gradients", title, claim, ["gradients"], rule, verdict, reason(list(parts.values())),
-                   conds, [(f"Per-row gradient norms {label}", pd.DataFrame(rows))], notes)
+                   conds, [(f"Per-row gradient norms {label}", pd.DataFrame(rows))], notes,
+                   headline="unscaled/scaled log-log slope " + estimates(list(parts.values()), list(parts)),
+                   rule_brief=brief)
 

@@ -33,8 +33,10 @@ def cost(res: load.Results) -> Section:
             "disagrees if either ratio ≤ 1. Holds if every d_k agrees, does not hold if every d_k "
             "disagrees, inconclusive otherwise. Power: timings are repeats of one benchmark, not seeds; "
             "the spread of the repeats (fastest against slowest) stands in for it.")
+    brief = (f"At the largest n, additive takes at least {COST_FACTOR}× scaled's time and memory at every "
+             "d_k measured.")
     if res.cost is None:
-        return no_data("cost", title, claim, ["cost"], rule, "no cost.parquet")
+        return no_data("cost", title, claim, ["cost"], rule, "no cost.parquet", brief)
     c = res.cost
     mode = "forward_backward" if (c["mode"] == "forward_backward").any() else c["mode"].iloc[0]
     add, sca = cost_pairs(c, "additive"), c[c["impl"] == "scaled"]
@@ -44,8 +46,8 @@ def cost(res: load.Results) -> Section:
     both = both.merge(ref[key + ["time_ratio"]], on=key, how="left", suffixes=("", "_reference"))
     both = both[both["mode"] == mode].sort_values(["d_k", "n"])
     if both.empty:
-        return no_data("cost", title, claim, ["cost"], rule, "no additive and scaled pair measured")
-    rows, parts, notes = [], [], []
+        return no_data("cost", title, claim, ["cost"], rule, "no additive and scaled pair measured", brief)
+    rows, parts, notes, key_numbers = [], [], [], []
     for d, g in both.groupby("d_k"):
         top = g[g["n"] == g["n"].max()].iloc[0]
         parts.append(cost_rule(top["time_ratio"], top["time_min_s"], top["time_max_s_scaled"],
@@ -53,6 +55,7 @@ def cost(res: load.Results) -> Section:
         notes.append(f"d_k={int(d)}, n={int(top['n'])}: time ×{top['time_ratio']:.2f} (additive's fastest "
                      f"repeat / scaled's slowest ×{top['time_min_s'] / top['time_max_s_scaled']:.2f}), "
                      f"memory ×{top['memory_ratio']:.2f}: {parts[-1]}")
+        key_numbers.append(f"d_k={int(d)}: ×{top['time_ratio']:.1f} / ×{top['memory_ratio']:.1f}")
         rows += [{"mode": mode, "d_k": int(r["d_k"]), "n": int(r["n"]),
                   "time additive/scaled": f"{r['time_ratio']:.2f}",
                   "temp memory additive/scaled": f"{r['memory_ratio']:.2f}",
@@ -68,4 +71,6 @@ def cost(res: load.Results) -> Section:
              f"{', '.join(str(int(d)) for d in sorted(c['d_k'].unique()))}; batch "
              f"{', '.join(str(int(b)) for b in sorted(c['batch'].unique())) if 'batch' in c else '?'}")
     return Section("cost", title, claim, ["cost"], rule, verdict, "; ".join(notes), conds,
-                   [(f"Ratios over scaled ({mode})", pd.DataFrame(rows))])
+                   [(f"Ratios over scaled ({mode})", pd.DataFrame(rows))],
+                   headline="additive/scaled time / memory at the largest n, " + ", ".join(key_numbers),
+                   rule_brief=brief)

@@ -22,7 +22,17 @@ import pandas as pd
 from experiments.analysis.tables import load
 from experiments.analysis.tables import diverged as status
 from experiments.analysis.verdicts.rules import UNSEEN, Part, judge, reason, verdict_of
-from experiments.analysis.verdicts.section import INTERVALS, Section, all_slopes, describe_runs, mean_at, no_data, num, slope_text
+from experiments.analysis.verdicts.section import (
+    INTERVALS,
+    Section,
+    all_slopes,
+    describe_runs,
+    estimates,
+    mean_at,
+    no_data,
+    num,
+    slope_text,
+)
 from experiments.analysis.verdicts.at_init import TOL_SLOPE
 
 SATURATED = 0.5  # scaled's saturated share at the end above this: the task sets the logit scale
@@ -86,9 +96,11 @@ def extra(res: load.Results) -> Section:
             f"above {TOL_SLOPE} (grows) and mup's within 0 ± {TOL_SLOPE} (flat); does not hold if scaled's "
             "lies at or below the threshold or mup's wholly outside its band; inconclusive otherwise. The "
             "other variants are reported, not judged.")
+    brief = (f"Where the width grows with d_k and attention is not saturated, scaled's trained logit std "
+             f"grows with d_k (log-log slope above {TOL_SLOPE}) and mup's stays flat.")
     res = res.for_width()
     if res.history is None or "logit_std" not in res.history:
-        return no_data("extra", title, claim, ["logit_growth"], rule, "no history.parquet")
+        return no_data("extra", title, claim, ["logit_growth"], rule, "no history.parquet", brief)
     width, run_ids, d_models = _width_runs(res)
     hist = load.at_condition(res.history, res.primary)
     if run_ids is not None:
@@ -113,4 +125,6 @@ def extra(res: load.Results) -> Section:
     text = (f"{reason(parts)}. Not observed here because " + "; and ".join(blind)) if blind else reason(parts)
     return Section("extra", title, claim, ["logit_growth"], rule, verdict, text,
                    describe_runs(res.summary, res.primary, run_ids),
-                   [("Logit scale before and after training", pd.DataFrame(rows))])
+                   [("Logit scale before and after training", pd.DataFrame(rows))],
+                   headline="trained logit std log-log slope " + estimates(parts, ["scaled", "mup"]),
+                   rule_brief=brief)
