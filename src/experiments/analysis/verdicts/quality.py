@@ -58,6 +58,18 @@ RULE = (
     "restricted mean with the seeds that reached the threshold, no Δ where neither variant reached it. "
     "Caveat: the AUC judged is the one the lr was chosen on, so each variant's best is optimistic by a "
     "winner's curse of about the same size for variants on the same grid.")
+RULE_BRIEF = ("Per task and optimizer, each variant at its best learning rate: additive and unscaled alike at "
+              "the smallest d_k, additive ahead of unscaled at the largest, and scaled ahead of unscaled there.")
+
+
+def headline(rows: list[dict], primary) -> str:
+    """The AUC of scaled, unscaled and additive at the largest d_k of the primary condition."""
+    at = [r for r in rows if (r["task"], r["optimizer"]) == tuple(primary or ())] or rows
+    if not at:
+        return "not measured"
+    r = max(at, key=lambda r: r["d_k"])
+    return (f"accuracy AUC at d_k={r['d_k']} ({r['task']}, {r['optimizer']}): scaled {r['AUC scaled']}, "
+            f"unscaled {r['AUC unscaled']}, additive {r['AUC additive']}")
 
 
 def overall(cells: list[str]) -> str:
@@ -188,7 +200,7 @@ def quality(res: load.Results) -> Section:
     title, claim = "4. Quality", ("For small d_k additive and dot-product perform alike; for large d_k "
                                   "additive beats unscaled dot-product.")
     if res.summary is None:
-        return no_data("quality", title, claim, FIGURES, RULE, "no summary.parquet")
+        return no_data("quality", title, claim, FIGURES, RULE, "no summary.parquet", RULE_BRIEF)
     s = res.summary
     rows, cells, views, lines, notes = [], {}, {}, [], []
     for cond in load.conditions(s):
@@ -220,4 +232,5 @@ def quality(res: load.Results) -> Section:
         notes.append(f"lr views: {lr_select.NO_GRID}")
     conds = "; ".join(describe_runs(s, c) for c in load.conditions(s))
     return Section("quality", title, claim, FIGURES, RULE, overall(list(cells.values())), reason, conds,
-                   tables + [("Britz et al. 2017, Table 6 (newstest2013 BLEU, mean ± sd)", BRITZ)], notes)
+                   tables + [("Britz et al. 2017, Table 6 (newstest2013 BLEU, mean ± sd)", BRITZ)], notes,
+                   headline=headline(rows, res.primary), rule_brief=RULE_BRIEF)
