@@ -108,7 +108,8 @@ def test_entry_point_from_the_command_line_has_no_traceback(tmp_path):
 # --- report -------------------------------------------------------------------------
 
 def _sections(text: str) -> list[str]:
-    return re.split(r"^## ", text, flags=re.M)[1:]
+    """The sub-claims' sections (their titles start with their number)."""
+    return [s for s in re.split(r"^## ", text, flags=re.M)[1:] if s[:1].isdigit()]
 
 
 def test_verdict_pattern_finds_nothing_in_a_section_without_one():

@@ -116,7 +116,7 @@ def broken(tmp_path_factory):
 
 def test_report_counts_diverged_runs_per_cell(broken):
     text = (broken / "REPORT.md").read_text()
-    assert "3 diverged" in text and "*Diverged runs (3)*" in text
+    assert "3 diverged" in text and "## Diverged runs (3)" in text
     for (variant, d_k), seeds in BROKEN.items():
         for seed in seeds:
             rid = f"synthetic-assoc_recall-adam-{variant}-dk{d_k}-s{seed}"

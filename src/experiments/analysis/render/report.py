@@ -1,12 +1,21 @@
-"""REPORT.md: one section per sub-claim, each with figure, table, rule, verdict and conditions."""
+"""REPORT.md: the answer and one line per sub-claim first, the common conditions once, then one
+section per sub-claim (figure, tables, its rule in a sentence, verdict, what differs in its conditions).
+
+A folder with too few seeds for a verdict opens with the quick look instead.
+"""
 
 from __future__ import annotations
+
+import os
+from pathlib import Path
 
 import pandas as pd
 
 from experiments.analysis.tables import load
 from experiments.analysis.lr import select as lr_select
 from experiments.analysis.tables import diverged as status
+from experiments.analysis.render import conditions as conds
+from experiments.analysis.render import quick_look
 from experiments.analysis.verdicts.section import INTERVALS, Section
 
 FIGURE_NEEDS = {  # figure stem -> the table it is drawn from (the link is written when that exists)
@@ -19,6 +28,10 @@ FIGURE_NEEDS = {  # figure stem -> the table it is drawn from (the link is writt
 PER_CONDITION = {"learning_curves": ("history", "learning curves"), "steps_survival": ("summary", "steps survival"),
                  "lr_accuracy": ("summary", "accuracy vs lr")}
 LR_FIGURES = {"lr_accuracy", "optimal_lr", "lr_sensitivity"}  # drawn only where a cell has an lr grid
+CLAIM = Path(__file__).resolve().parents[4] / "docs" / "CLAIM.md"
+CLAIM_ANCHORS = {"variance": "1-variance-of-the-logits", "saturation": "2-saturation",
+                 "jacobian": "3-small-gradients", "gradients": "3-small-gradients", "quality": "4-quality",
+                 "cost": "5-cost", "extra": "6-beyond-the-paper-mups-1d"}
 
 
 def md_table(df: pd.DataFrame) -> str:
@@ -50,34 +63,65 @@ def figure_links(res: load.Results, stems: list[str]) -> list[str]:
     return links
 
 
-def section_md(res: load.Results, s: Section) -> str:
+def claim_link(root: Path, key: str) -> str:
+    """docs/CLAIM.md, linked relative to the report where the results folder is in the repository."""
+    try:
+        rel = Path(os.path.relpath(CLAIM, Path(root).resolve()))
+    except ValueError:  # another drive
+        return "docs/CLAIM.md"
+    if not CLAIM.exists() or rel.parts[:-2].count("..") != len(rel.parts) - 2:
+        return "docs/CLAIM.md"
+    return f"[docs/CLAIM.md]({rel.as_posix()}#{CLAIM_ANCHORS.get(key, '')})".replace("#)", ")")
+
+
+def section_md(res: load.Results, s: Section, c: conds.Conditions) -> str:
     parts = [f"## {s.title}", f"**Claim.** {s.claim}", *figure_links(res, s.figures)]
     for caption, table in s.tables:
         parts += [f"*{caption}*", md_table(table)]
-    parts += [f"**Rule.** {s.rule}",
+    parts += [f"**Rule.** {s.rule_brief or s.rule} The full rule: {claim_link(res.root, s.key)}, and below.",
+              "<details><summary>The rule as computed</summary>\n\n"
+              + s.rule.replace(INTERVALS, "the intervals of the common conditions") + "\n\n</details>",
               f"**Verdict: {s.verdict}.** {s.reason}"]
     if s.notes:
         parts.append("\n".join(f"- {n}" for n in s.notes))
-    parts.append(f"**Conditions.** {s.conditions}")
+    parts.append(conds.section_line(c, s))
     return "\n\n".join(parts)
 
 
-def render(res: load.Results, sections: list[Section]) -> str:
-    summary = pd.DataFrame([{"sub-claim": s.title, "verdict": s.verdict} for s in sections])
+def verdicts_table(sections: list[Section]) -> str:
+    return md_table(pd.DataFrame([{"sub-claim": s.title, "verdict": s.verdict, "key number": s.headline or "—"}
+                                  for s in sections]))
+
+
+def quick_look_md(res: load.Results) -> list[str]:
+    if not quick_look.wanted(res):
+        return []
+    parts = ["## Quick look", quick_look.heading(res)]
+    for _, metrics in quick_look.tables(res):
+        for caption, table in metrics:
+            parts += [f"*{caption}*", md_table(table)]
+    return parts
+
+
+def render(res: load.Results, sections: list[Section], answer: str = "") -> str:
+    """The report; `answer` is the answer block's markdown (verdicts.answer), first when given."""
+    c = conds.split(res, sections)
     head = [
         "# Scaled dot-product attention: what the data say",
-        "Vaswani et al. 2017, sec. 3.2.1, put under measurement (see docs/CLAIM.md). Written by "
-        "`python -m experiments.report` from the results folder alone; every verdict below is computed "
-        f"from the tables by the rule stated beside it. Intervals: {INTERVALS}. Figures: "
-        "`python -m experiments.plot`.",
-        primary_md(res),
-        md_table(summary),
+        "Vaswani et al. 2017, sec. 3.2.1, put under measurement (docs/CLAIM.md). Written by "
+        "`python -m experiments.report` from the results folder alone; each verdict is computed from the "
+        "tables by the rule its section states. Figures: `python -m experiments.plot`.",
+        *([answer] if answer else []),
+        *quick_look_md(res),
+        verdicts_table(sections),
+        "## Common conditions",
+        "\n".join([f"- **Intervals.** {INTERVALS}.", f"- {primary_md(res)}", *conds.top_lines(c),
+                    *runs_md(res)]),
     ]
     missing = [f"`{t}.parquet`" for t in ("summary", "history", "probe", "cost") if getattr(res, t) is None]
     if missing:
         head.append("Missing from this results folder: " + ", ".join(missing) + ".")
-    head += runs_md(res)
-    return "\n\n".join(head + [section_md(res, s) for s in sections]) + "\n"
+    return "\n\n".join(head + [section_md(res, s, c) for s in sections] + diverged_md(res)) + "\n"
 
 
 def primary_md(res: load.Results) -> str:
@@ -89,15 +133,22 @@ def primary_md(res: load.Results) -> str:
 
 
 def runs_md(res: load.Results) -> list[str]:
-    """How many runs there are by status, and every diverged run with its step."""
+    """How many runs there are by status (a bullet of the common conditions)."""
     if res.summary is None or "status" not in res.summary:
         return []
     counts = res.summary["status"].value_counts()
-    line = (f"**Runs.** {len(res.summary)} in `summary.parquet`: "
+    line = (f"- **Runs.** {len(res.summary)} in `summary.parquet`: "
             + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) + ".")
-    broken = status.table(res.summary)
-    if broken.empty:
+    if status.table(res.summary).empty:
         return [line]
     return [line + " A diverged run (non-finite loss or gradient) is left out of every mean, interval "
-            "and verdict after initialisation and counted in the tables instead; figures mark it with ×.",
-            f"*Diverged runs ({len(broken)})*", md_table(broken)]
+            "and verdict after initialisation and counted in the tables instead; figures mark it with ×; "
+            "each is listed at the end."]
+
+
+def diverged_md(res: load.Results) -> list[str]:
+    """Every diverged run with its step, at the end of the report."""
+    broken = status.table(res.summary) if res.summary is not None and "status" in res.summary else None
+    if broken is None or broken.empty:
+        return []
+    return [f"## Diverged runs ({len(broken)})", md_table(broken)]
