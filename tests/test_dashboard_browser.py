@@ -2,9 +2,12 @@
 
 The page runs a self-test when its URL ends in #selftest and writes the result
 into <pre id="selftest-result">; Chromium's --dump-dom returns that DOM, and
---enable-logging=stderr reports every console message. Needs Debian's
-chromium package (`apt-get install chromium`); skips without it, except under
-CI=true, where a missing browser is a failure (.ci/run installs it).
+--enable-logging=stderr reports every console message. The window is 1400 x 900:
+the answer's figure and the verdict lines must sit in that first screen, and
+the page must not scroll sideways; a screenshot of it is kept in the test's
+folder (its path printed, `pytest -s`) for review. Needs Debian's chromium
+package (`apt-get install chromium`); skips without it, except under CI=true,
+where a missing browser is a failure (.ci/run installs it).
 """
 
 from __future__ import annotations
@@ -29,6 +32,15 @@ def _chromium() -> str | None:
     return "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None
 
 
+WIDTH, FOLD = 1400, 900  # a laptop's window: the first screen
+
+
+def _flags(tmp_path) -> list[str]:
+    return ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-extensions",
+            f"--user-data-dir={tmp_path / 'profile'}", f"--window-size={WIDTH},{FOLD}", "--hide-scrollbars"]
+
+
 def test_dashboard_in_headless_chromium(tmp_path):
     root = write_synthetic_results(tmp_path / "results")
     assert dashboard.main([f"results_dir={root}"]) == 0
@@ -41,11 +53,8 @@ def test_dashboard_in_headless_chromium(tmp_path):
         pytest.skip(message)
     url = (root / "dashboard.html").resolve().as_uri() + "#selftest"
     proc = subprocess.run(
-        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-extensions",
-         f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr", "--v=0",
-         "--virtual-time-budget=5000", "--dump-dom", url],
-        capture_output=True, text=True, timeout=120)
+        [browser, *_flags(tmp_path), "--enable-logging=stderr", "--v=0", "--virtual-time-budget=5000",
+         "--dump-dom", url], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     console = [ln for ln in proc.stderr.splitlines() if ":CONSOLE" in ln]
     assert console == [], console  # the page logs nothing; any line is an error or a stray log
@@ -56,3 +65,21 @@ def test_dashboard_in_headless_chromium(tmp_path):
     assert result["figures"] >= 9 and result["figures_drawn"] == result["figures"]
     assert result["chart_points"] > 0
     assert result["rows_filtered"] < result["rows_before"] == result["rows_restored"]
+    _assert_first_screen(result["layout"])
+    shot = tmp_path / "dashboard_first_screen.png"
+    proc = subprocess.run([browser, *_flags(tmp_path), "--virtual-time-budget=5000", f"--screenshot={shot}",
+                           (root / "dashboard.html").resolve().as_uri()], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", proc.stderr[-2000:]
+    print(f"first screen at {WIDTH}x{FOLD}: {shot}")
+
+
+def _assert_first_screen(layout: dict) -> None:
+    """The answer's figure and every verdict line end above the fold (the viewport's height: the
+    window's 900 px less what headless Chromium keeps, ~760 px); nothing scrolls sideways."""
+    fold = layout["inner_height"]
+    assert layout["inner_width"] == WIDTH and 0.75 * FOLD <= fold <= FOLD, layout
+    for part in ("answer_figure", "verdict_lines"):
+        box = layout[part]
+        assert box is not None and 0 <= box["top"] < box["bottom"] <= fold, (part, layout)
+        assert box["right"] <= WIDTH, (part, layout)
+    assert layout["scroll_width"] <= WIDTH and layout["scroll_width_after"] <= WIDTH, layout

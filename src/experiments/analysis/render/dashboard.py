@@ -1,4 +1,11 @@
-"""dashboard.html: one self-contained page (figures as inline SVG data, runs table, filters, verdicts)."""
+"""dashboard.html: one self-contained page whose first screen is the answer.
+
+Top to bottom: the answer block (its plain sentences, when given), the quick
+look (a folder with too few seeds for a verdict), then the answer's figure
+beside one line per sub-claim (its verdict and key number), the rules folded
+in <details>; below the fold the runs (filters, chart, table) and every
+figure. Figures are inline SVG data: no network, opens from file://.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +16,7 @@ import math
 
 from experiments.analysis.tables import load
 from experiments.analysis.figures import style
+from experiments.analysis.render import quick_look
 from experiments.analysis.render.dashboard_js import CSS, JS
 from experiments.analysis.figures.catalog import Rendered
 from experiments.analysis.verdicts.section import Section
@@ -39,30 +47,80 @@ def runs_payload(res: load.Results) -> dict:
     return {"columns": cols, "runs": runs, "metrics": [m for m in METRICS if m in cols]}
 
 
+# The figure that answers the question, first found: the d_k profile, else the quality sweep.
+ANSWER_FIGURES = ("profile", "quality")
+
+
 def _verdict_class(verdict: str) -> str:
     return "v-" + verdict.split()[0]
 
 
-def verdicts_html(sections: list[Section]) -> str:
+def verdict_lines(sections: list[Section]) -> str:
+    """One line per sub-claim: its title, its verdict and its key number."""
+    items = "".join(
+        f"<li><span class='claim'>{html.escape(s.title)}</span> "
+        f"<span class='verdict {_verdict_class(s.verdict)}'>{html.escape(s.verdict)}</span>"
+        f"<br><span class='key'>{html.escape(s.headline or s.reason)}</span></li>" for s in sections)
+    return f"<ul id='verdict-lines'>{items}</ul>"
+
+
+def rules_html(sections: list[Section]) -> str:
+    """Each sub-claim's rule and the clauses it measured, folded."""
     rows = "".join(
         f"<tr><td>{html.escape(s.title)}</td><td class='{_verdict_class(s.verdict)}'>{html.escape(s.verdict)}</td>"
         f"<td>{html.escape(' '.join([s.reason, *s.notes]))}</td><td>{html.escape(s.rule)}</td></tr>" for s in sections)
-    return ("<table id='verdicts'><thead><tr><th>sub-claim</th><th>verdict</th><th>measured</th>"
-            f"<th>rule</th></tr></thead><tbody>{rows}</tbody></table>")
+    return ("<details id='rules'><summary>How each verdict is decided: the rules and the measured clauses"
+            "</summary><table id='verdicts'><colgroup><col style='width:14%'><col style='width:10%'>"
+            "<col style='width:38%'><col style='width:38%'></colgroup><thead><tr><th>sub-claim</th>"
+            f"<th>verdict</th><th>measured</th><th>rule</th></tr></thead><tbody>{rows}</tbody></table></details>")
+
+
+def answer_figure(rendered: list[Rendered]) -> Rendered | None:
+    for key in ANSWER_FIGURES:
+        for r in rendered:
+            if r.name == key or r.name.startswith(key + "_"):
+                return r
+    return None
+
+
+def figure_html(r: Rendered, element_id: str) -> str:
+    data = base64.b64encode(r.files["svg"]).decode("ascii")
+    return (f"<figure id='{html.escape(element_id)}'><figcaption>{html.escape(r.title)}"
+            f" <code>{html.escape(r.name)}</code></figcaption>"
+            f"<img alt='{html.escape(r.name)}' src='data:image/svg+xml;base64,{data}'></figure>")
 
 
 def figures_html(rendered: list[Rendered], notes: list[str]) -> str:
-    parts = []
-    for r in rendered:
-        data = base64.b64encode(r.files["svg"]).decode("ascii")
-        parts.append(f"<figure id='fig-{html.escape(r.name)}'><figcaption>{html.escape(r.title)}"
-                     f" <code>{html.escape(r.name)}</code></figcaption>"
-                     f"<img alt='{html.escape(r.name)}' src='data:image/svg+xml;base64,{data}'></figure>")
+    parts = [figure_html(r, f"fig-{r.name}") for r in rendered]
     parts += [f"<p class='note'>{html.escape(n)}</p>" for n in notes]
     return "\n".join(parts)
 
 
-def render(res: load.Results, sections: list[Section], rendered: list[Rendered], notes: list[str]) -> str:
+def quick_look_html(res: load.Results) -> str:
+    """The quick look's tables, for a folder with too few seeds for a verdict; else nothing."""
+    if not quick_look.wanted(res):
+        return ""
+    tables = "".join("<div class='ql-cond'>" + "".join(
+        f"<div><p class='caption'>{html.escape(caption)}</p>{table.to_html(index=False, border=0, classes='ql')}</div>"
+        for caption, table in metrics) + "</div>" for _, metrics in quick_look.tables(res))
+    return (f"<section id='quick-look'><h2>Quick look</h2><p>{html.escape(quick_look.heading(res))}</p>"
+            f"<div class='ql-tables'>{tables}</div></section>")
+
+
+def first_screen(res: load.Results, sections: list[Section], rendered: list[Rendered], answer: str = "") -> str:
+    """The answer block (HTML, from verdicts.answer, when given), the quick look (when too few
+    seeds), the answer's figure beside the verdict lines, the rules folded."""
+    top = answer_figure(rendered)
+    figure = figure_html(top, "answer-figure") if top else "<p id='answer-figure'>no figure of the answer drawn</p>"
+    return (f"<section id='answer'>{answer}</section>" if answer else "") + quick_look_html(res) + (
+        f"<div id='first-screen'>{figure}<section id='verdicts-box'><h2>Sub-claims</h2>{verdict_lines(sections)}"
+        "<p class='note'>Each line: the verdict, then the key number (seed means; intervals and clauses "
+        f"in the rules below and in REPORT.md).</p></section></div>{rules_html(sections)}")
+
+
+def render(res: load.Results, sections: list[Section], rendered: list[Rendered], notes: list[str],
+           answer: str = "") -> str:
+    """The page; `answer` is the answer block's HTML (verdicts.answer), shown first when given."""
     shown = set() if res.summary is None else set(res.summary["attention"])
     # every variant on the page in its figures' colour (one the registry does not colour included)
     payload = runs_payload(res) | {"colours": style.COLOURS | {v: style.colour(v) for v in sorted(shown)}}
@@ -77,17 +135,16 @@ def render(res: load.Results, sections: list[Section], rendered: list[Rendered],
 <style>{CSS}</style>
 <script>{ERROR_HOOK}</script>
 </head><body>
-<h1>Scaled dot-product attention: dashboard</h1>
-<p>Built by <code>python -m experiments.dashboard</code> from the results folder alone. Self-contained: no network.</p>
-<h2>Verdicts</h2>
-{verdicts_html(sections)}
+<header><h1>Scaled dot-product attention: does dividing by √d_k matter?</h1>
+<span class="sub">Built by <code>python -m experiments.dashboard</code> from the results folder alone; self-contained.</span></header>
+{first_screen(res, sections, rendered, answer)}
 <h2>Runs</h2>
 <div id="filters"></div>
 <p id="count"></p>
 {chart}
 <div id="runs-wrap"><table id="runs"><thead><tr></tr></thead><tbody></tbody></table></div>
 <h2>Figures</h2>
-{figures_html(rendered, notes)}
+{figures_html([r for r in rendered if r is not answer_figure(rendered)], notes)}
 <pre id="selftest-result"></pre>
 <div id="tip"></div>
 <script type="application/json" id="dashboard-data">{data}</script>

@@ -12,6 +12,19 @@ figure{margin:12px 0} figure img{max-width:100%;border:1px solid #eee} figcaptio
 #tip{position:fixed;pointer-events:none;background:#222;color:#fff;padding:4px 6px;border-radius:3px;font-size:12px;display:none}
 .swatch{display:inline-block;width:10px;height:10px;margin-right:4px;border-radius:2px}
 tr.diverged td{background:#fdecea} tr.diverged td.status{color:#cf222e;font-weight:600}
+header{display:flex;align-items:baseline;gap:16px;flex-wrap:wrap;border-bottom:1px solid #ddd;margin-bottom:8px}
+header h1{margin:10px 0 6px} .sub{color:#57606a;font-size:12px}
+#first-screen{display:flex;gap:24px;align-items:flex-start;flex-wrap:wrap}
+#answer-figure{flex:0 1 auto;max-width:62%;margin:0}
+#answer-figure img{display:block;width:auto;height:auto;max-width:100%;max-height:calc(100vh - 150px)}
+#verdicts-box{flex:1 1 380px;min-width:0} #verdicts-box h2{margin-top:0}
+#verdict-lines{list-style:none;padding:0;margin:0} #verdict-lines li{padding:5px 0;border-bottom:1px solid #eee}
+.claim{font-weight:600} .key{font-size:13px;font-variant-numeric:tabular-nums;color:#333}
+#rules{margin:10px 0} #rules summary{cursor:pointer;color:#0969da}
+#verdicts{table-layout:fixed;width:100%} #verdicts td{vertical-align:top;overflow-wrap:anywhere}
+#quick-look h2{margin-top:8px} .ql-cond{display:flex;flex-wrap:wrap;gap:4px 28px} .caption{font-weight:600;margin:4px 0}
+table.ql td:not(:first-child){text-align:right;font-variant-numeric:tabular-nums}
+#selftest-result{white-space:pre-wrap;overflow-wrap:anywhere}
 """
 
 JS = r"""
@@ -164,12 +177,25 @@ JS = r"""
     sel.addEventListener("change", () => { state.metric = sel.value; update(); });
   }
 
+  // Where the first screen's parts sit on the page (px from its top), and whether it scrolls sideways.
+  function layout() {
+    const box = (id) => {
+      const el = $(id);
+      if (!el) return null;
+      const r = el.getBoundingClientRect();
+      return { top: r.top + window.scrollY, bottom: r.bottom + window.scrollY, left: r.left, right: r.right };
+    };
+    return { inner_width: window.innerWidth, inner_height: window.innerHeight,
+      scroll_width: document.documentElement.scrollWidth, answer_figure: box("answer-figure"),
+      verdict_lines: box("verdict-lines"), quick_look: box("quick-look") };
+  }
+
   function selfTest() {
     const imgs = [...document.querySelectorAll("figure img")];
     const out = { errors: window.__dashboardErrors, figures: imgs.length,
       figures_drawn: imgs.filter((i) => i.complete && i.naturalWidth > 0).length,
       chart_points: document.querySelectorAll("#chart circle.pt").length,
-      rows_before: $("runs").tBodies[0].rows.length };
+      rows_before: $("runs").tBodies[0].rows.length, layout: layout() };
     const cb = document.querySelector("#filters input[data-filter='attention']");
     if (cb) {
       cb.checked = false; cb.dispatchEvent(new Event("change"));
@@ -177,6 +203,8 @@ JS = r"""
       cb.checked = true; cb.dispatchEvent(new Event("change"));
       out.rows_restored = $("runs").tBodies[0].rows.length;
     }
+    $("selftest-result").textContent = JSON.stringify(out);
+    out.layout.scroll_width_after = document.documentElement.scrollWidth;  // the result itself shown
     $("selftest-result").textContent = JSON.stringify(out);
   }
 
