@@ -60,8 +60,13 @@ def verdict_lines(sections: list[Section]) -> str:
     items = "".join(
         f"<li><span class='claim'>{html.escape(s.title)}</span> "
         f"<span class='verdict {_verdict_class(s.verdict)}'>{html.escape(s.verdict)}</span>"
-        f"<br><span class='key'>{html.escape(s.headline or s.reason)}</span></li>" for s in sections)
+        f"<br><span class='key'>{html.escape(s.headline or _clip(s.reason))}</span></li>" for s in sections)
     return f"<ul id='verdict-lines'>{items}</ul>"
+
+
+def _clip(text: str, limit: int = 160) -> str:
+    """A section without a headline shows the start of its reason, on a line or two."""
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
 
 
 def rules_html(sections: list[Section]) -> str:
