@@ -21,7 +21,7 @@ from test_bad_input import FULL_ROWS, SUBPROCESS, Case, a_file, case_id, check_c
 
 from experiments import report
 from experiments.analysis.tables import load
-from experiments.app import analysis_cli, errors, runtime
+from experiments.app import analysis_cli, errors, ranges, runtime
 from experiments.tasks.common import SEED_MAX
 from experiments.training import memory
 
@@ -57,6 +57,9 @@ CASES = [
     Case("train", ("runtime.threads=0",), "runtime.threads", ">= 1 or null"),
     Case("train", ("runtime.compile_cache_dir=",), "runtime.compile_cache_dir", "non-empty path or null"),
     Case("train", (f"seed={SEED_MAX + 1}",), "seed", f"[0, {SEED_MAX}]"),
+    # a run's evaluation steps are held in memory: 1e15 steps once filled it, killed by the OOM killer
+    Case("train", ("train.steps=1000000000000000",), "train.steps", f"[1, {ranges.STEPS_MAX}]"),
+    Case("train", ("train.steps=2000000000",), "train.eval_every", "at most 1000000 evaluations"),
     Case("train", (f"seed={SEED_MAX}", "train.n_seeds=2"), "seed", f"[0, {SEED_MAX - 1}]"),
     Case("train", (f"train.n_seeds={SEED_MAX + 1}",), "train.n_seeds", f"<= {SEED_MAX}"),
     Case("probe", (f"seed={SEED_MAX + 1}",), "seed", f"[0, {SEED_MAX}]"),

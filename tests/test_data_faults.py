@@ -110,7 +110,8 @@ def test_full_disk_is_one_line_and_loses_nothing(res, command):
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tiny tmpfs needs root")
-def test_full_tmpfs_during_collect(tmp_path):
+@pytest.mark.parametrize("command", ["collect", "train"])  # train: Hydra's own first writes, before the job
+def test_full_tmpfs(tmp_path, command):
     disk = tmp_path / "disk"
     disk.mkdir()
     if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(disk)],
@@ -128,7 +129,8 @@ def test_full_tmpfs_during_collect(tmp_path):
                     f.write(b"\0" * 4096)
             except OSError:
                 pass
-        code, lines = cli("collect", f"results_dir={disk / 'res'}", cwd=tmp_path)
+        args = TINY if command == "train" else []
+        code, lines = cli(command, *args, f"results_dir={disk / 'res'}", cwd=tmp_path)
         assert code == 1
         one_line(lines, f"error: no space left on the disk mounted at {disk} ")
         assert contents(disk / "res") == before

@@ -9,6 +9,7 @@ import sys
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from experiments.analysis.lr import prune_replay
 from experiments.analysis.lr import select as lr_select
@@ -98,6 +99,15 @@ def test_replay_prunes_the_losers_and_keeps_the_choice(tmp_path):
     assert choose(pruned, cut) == choose(summary, history) == [1e-3]
 
 
+def test_replay_of_a_study_with_one_rate_prunes_nothing(tmp_path):
+    """Nothing to prune (one rate per job): the study is replayed as it was, no pandas TypeError."""
+    summary, history = synthetic_study(tmp_path)
+    one = summary["lr"] == 1e-3
+    pruned, cut = prune_replay.replay(summary[one], history[history["run_id"].isin(summary[one]["run_id"])], ON)
+    assert (pruned["status"] == "completed").all() and pruned["pruned_at_step"].isna().all()
+    assert len(cut) == one.sum() * 11
+
+
 def test_lr_select_never_picks_a_pruned_rate():
     summary = pd.DataFrame([dict(run_id=f"r{lr}{s}", attention="scaled", d_k=16, seed=s, task="assoc_recall",
                                  optimizer="adam", lr=lr, accuracy_auc=auc, final_val_accuracy=auc,
@@ -122,6 +132,22 @@ def test_replay_command_writes_its_figures(tmp_path):
                          timeout=300)
     assert bad.returncode == 2 and bad.stderr.strip().startswith("error: results_dir")
     assert len(bad.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("setup, args, names", [
+    (None, ["tuning_cell=nope"], "tuning_cell"),
+    ("foreign", [], "summary.parquet"),
+])
+def test_replay_refuses_in_one_line(tmp_path, setup, args, names):
+    synthetic_study(tmp_path)
+    if setup == "foreign":  # a parquet file, but not a study's summary
+        pd.DataFrame({"name": ["a", "b"]}).to_parquet(tmp_path / "summary.parquet")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    done = subprocess.run([sys.executable, "-m", "experiments.replay", f"results_dir={tmp_path}", *args],
+                          capture_output=True, text=True, timeout=300)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: ") and names in lines[0]
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != "hydra") == before
 
 
 # --- in training --------------------------------------------------------------------------------

@@ -4,37 +4,16 @@ interrupt guard so that Ctrl-C anywhere ends in one line. A signal is held while
 Hydra's own code runs in this process and taken in `run` (see app.interrupt)."""
 from __future__ import annotations
 
-import errno
 import logging
-import os
 import sys
 from contextlib import nullcontext
-from pathlib import Path
 from typing import Callable
 
 from omegaconf import DictConfig
 
 from experiments.app import interrupt
-from experiments.app.errors import CONF_DIR, fault
+from experiments.app.errors import CONF_DIR, fault, fault_line
 from experiments.app.preflight import SweepValidator, Validator, check_command_line
-
-
-def _mount(path: Path) -> Path:
-    path = path.resolve()
-    while not os.path.ismount(path) and path != path.parent:
-        path = path.parent
-    return path
-
-
-def fault_line(exc: OSError, results_dir: str | None) -> str:
-    """One line naming the file (or results_dir) and the cause; for a full disk,
-    the disk too. Every file is written atomically: what was there is intact."""
-    where = exc.filename or results_dir or "."
-    if exc.errno in (errno.ENOSPC, errno.EDQUOT) or "No space left" in str(exc):
-        folder = Path(results_dir or where)
-        return (f"no space left on the disk mounted at {_mount(folder)} while writing to "
-                f"{where}; free space there and re-run (results written before are intact)")
-    return f"{where}: {exc.strerror or exc}"
 
 
 def make_main(config_name: str, run: Callable[[DictConfig], object], validate: Validator,

@@ -196,9 +196,12 @@ def validate(cfg: DictConfig) -> None:
     _check(m.dtype in ("float32", "bfloat16"), "model.dtype", "must be float32 or bfloat16", m.dtype)
 
     t = cfg.train
-    _check(t.steps >= 1, "train.steps", "must be >= 1", t.steps)
+    _check(1 <= t.steps <= ranges.STEPS_MAX, "train.steps", f"must be in [1, {ranges.STEPS_MAX}]", t.steps)
     _check(t.batch_size >= 1, "train.batch_size", "must be >= 1", t.batch_size)
     _check(t.eval_every >= 1, "train.eval_every", "must be >= 1", t.eval_every)
+    _check(t.steps <= t.eval_every * ranges.EVALS_MAX, "train.eval_every",
+           f"must be >= train.steps / {ranges.EVALS_MAX} (at most {ranges.EVALS_MAX} evaluations a run)",
+           t.eval_every)
     _check(0 < t.threshold <= 1, "train.threshold", "must be in (0, 1]", t.threshold)
     _check(t.n_val >= 1, "train.n_val", "must be >= 1", t.n_val)
     _check(t.n_test >= 1, "train.n_test", "must be >= 1", t.n_test)

@@ -6,6 +6,8 @@ nothing of the project.
 """
 from __future__ import annotations
 
+import errno
+import os
 import re
 import sys
 from pathlib import Path
@@ -34,6 +36,24 @@ def fault(message: str) -> None:
     line = " ".join(part.strip() for part in str(message).splitlines() if part.strip())
     print(f"error: {line}", file=sys.stderr, flush=True)
     raise SystemExit(EXIT_ENVIRONMENT)
+
+
+def _mount(path: Path) -> Path:
+    path = path.resolve()
+    while not os.path.ismount(path) and path != path.parent:
+        path = path.parent
+    return path
+
+
+def fault_line(exc: OSError, results_dir: str | None) -> str:
+    """One line naming the file (or results_dir) and the cause; for a full disk,
+    the disk too. Every file is written atomically: what was there is intact."""
+    where = exc.filename or results_dir or "."
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT) or "No space left" in str(exc):
+        folder = Path(results_dir or where)
+        return (f"no space left on the disk mounted at {_mount(folder)} while writing to "
+                f"{where}; free space there and re-run (results written before are intact)")
+    return f"{where}: {exc.strerror or exc}"
 
 
 def _first_line(text: str) -> str:

@@ -14,21 +14,26 @@ start and create its folders.
 """
 from __future__ import annotations
 
+import errno
 import math
 import os
 import re
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Callable, Iterable
 
 from omegaconf import DictConfig, OmegaConf
 
-from experiments.app.errors import CONF_DIR, SWEEP_JOBS_ENV, ConfigError, _first_line, explain, fail
+from experiments.app.errors import (CONF_DIR, SWEEP_JOBS_ENV, ConfigError, _first_line, explain, fail, fault,
+                                   fault_line)
 
 Validator = Callable[[DictConfig], None]
 SweepValidator = Callable[[list[DictConfig]], None]  # every composed job of a command line at once
 # what the commands add under results_dir (runs/<run id>/history.parquet.tmp, hydra/multirun/...)
 PATH_HEADROOM = 200
+# less free than this and Hydra's own first files (its config copies) fail to write, in a traceback
+MIN_FREE_BYTES = 1 << 20
 
 
 def check_output_dir(key: str, path) -> None:
@@ -237,12 +242,24 @@ def _validate_or_fail(validate: Validator, cfg: DictConfig, multirun: bool) -> N
     try:
         if "results_dir" in cfg:
             check_output_dir("results_dir", cfg.results_dir)
+            check_free_space(cfg.results_dir)
         _check_hydra_keys(cfg, multirun)
         validate(cfg)
     except (ValueError, ConfigError) as exc:
         fail(str(exc))
     except OmegaConfBaseException as exc:  # a validator reading a key the config lacks
         fail(explain(exc))
+    except OSError as exc:  # the machine's fault: exit 1
+        fault(fault_line(exc, str(cfg.results_dir)))
+
+
+def check_free_space(path) -> None:
+    """OSError(ENOSPC) when the disk that would hold `path` is (nearly) full."""
+    existing = Path(os.path.abspath(str(path)))
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if shutil.disk_usage(existing).free < MIN_FREE_BYTES:
+        raise OSError(errno.ENOSPC, "No space left on device", str(existing))
 
 
 def _check_hydra_keys(cfg: DictConfig, multirun: bool) -> None:

@@ -17,6 +17,9 @@ from experiments.app.preflight import check_output_dir
 from experiments.store.results import run_dir
 from experiments.tasks.common import SEED_MAX
 
+STEPS_MAX = 2**31 - 1  # the step counter is int32 where it is traced (optax's count, the loop's bounds)
+EVALS_MAX = 10**6  # the evaluation steps and history rows of a run are held in memory
+
 
 def check(ok: bool, key: str, allowed: str, value) -> None:
     if not ok:

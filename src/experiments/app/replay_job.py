@@ -19,7 +19,9 @@ from experiments.analysis.verdicts import replay as replay_figures
 from experiments.app import progress
 from experiments.app.analysis_cli import check_results_dir, folder_overrides
 from experiments.app.config import validate_prune
+from experiments.app.errors import CONF_DIR
 from experiments.store.results import atomic_write_text
+from experiments.tasks import TASKS
 from experiments.training.prune import PruneRule
 
 OUTPUT = "pruning_replay.json"
@@ -35,7 +37,14 @@ def validate(cfg: DictConfig) -> None:
     for name in ("summary", "history"):
         if not (root / f"{name}.parquet").is_file():
             raise ValueError(f"results_dir: {str(root)!r} has no {name}.parquet (run experiments.collect first)")
+        load._read(root / f"{name}.parquet")  # one line naming the file if it is not a study's table
     validate_prune(cfg.prune, "prune")
+    # the tuning cell need not be in this study (a rule tuned elsewhere holds every cell out); it must be a cell
+    optimizers = sorted(p.stem for p in (Path(CONF_DIR) / "optimizer").glob("*.yaml"))
+    cells = [replay_figures.cell_name(t, o) for o in optimizers for t in sorted(TASKS)]
+    if cfg.tuning_cell not in cells:
+        raise ValueError(f"tuning_cell: must be <optimizer>_<task>, one of {', '.join(cells)}, "
+                         f"got {cfg.tuning_cell!r}")
 
 
 def _primary(cfg: DictConfig) -> tuple[str, str | None]:

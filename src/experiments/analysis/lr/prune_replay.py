@@ -93,7 +93,7 @@ def replay(summary: pd.DataFrame, history: pd.DataFrame, rule: prune.PruneRule):
     cut = history["run_id"].map(lambda r: stopped.get(r, (np.inf,))[0])
     h = history[history["step"] <= cut]
     last = h[h["run_id"].isin(set(stopped))].sort_values("step").groupby("run_id")["accuracy"].last()
-    s.loc[hit, "final_val_accuracy"] = s.loc[hit, "run_id"].map(last).to_numpy()
+    s.loc[hit, "final_val_accuracy"] = s.loc[hit, "run_id"].map(last).to_numpy(dtype=float)
     late = hit & (s["steps_to_threshold"] > s["pruned_at_step"])
     s.loc[late, "steps_to_threshold"] = np.nan
     return s, h.reset_index(drop=True)
