@@ -159,3 +159,17 @@ def test_every_quality_cell_composes(cell):
     # half-decade steps (x3 or x3.33): log-spaced to the grid's rounding
     assert len(grid) >= 5 and np.all((np.diff(grid) > np.log(2.9)) & (np.diff(grid) < np.log(3.4)))
     assert cfg.train.n_seeds >= 8 and cfg.train.stop_at_threshold
+
+
+def test_additive_wide_is_a_variant_of_its_own_with_its_width():
+    """The d_hidden = 64 arm is named apart from additive (its runs never share additive's cells)
+    and the memory estimate counts its own width, not d_k."""
+    from experiments.store.results import run_id
+    from experiments.training import memory
+
+    with initialize_config_dir(config_dir=CONF_DIR, version_base="1.3"):
+        wide, tied = (compose("train", overrides=[f"attention={a}", "d_k=2"]) for a in ("additive_wide", "additive"))
+    config.validate(wide)
+    assert (wide.attention.name, wide.attention.d_hidden) == ("additive_wide", 64)
+    assert run_id(wide).startswith("additive_wide-dk2-") and run_id(wide) != run_id(tied)
+    assert (memory.Shapes.from_config(wide).d_hidden, memory.Shapes.from_config(tied).d_hidden) == (64, 2)
