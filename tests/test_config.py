@@ -27,11 +27,15 @@ def compose_train(*overrides: str):
 
 
 def test_groups_are_complete():
-    assert options("attention") == sorted(config.ATTENTION_SCHEMAS)
+    # every variant has its yaml; a yaml beyond them is a setting of a variant (mup8: mup, multiplier 8)
+    assert set(options("attention")) >= set(config.ATTENTION_SCHEMAS)
+    assert {compose_train(f"attention={o}").attention.name for o in options("attention")} \
+        == set(config.ATTENTION_SCHEMAS)
     assert options("optimizer") == sorted(config.OPTIMIZER_SCHEMAS)
     assert options("task") == ["assoc_recall", "mqar", "vector_retrieval"]
-    assert options("experiment") == ["claim_full", "claim_medium", "claim_quick", "mup_width",
-                                     "quality", "quality_quick"]
+    assert options("experiment") == ["answer", "answer_vector", "answer_wide", "claim_full",
+                                     "claim_medium", "claim_quick", "mup_width", "quality",
+                                     "quality_quick"]
 
 
 @pytest.mark.parametrize("group, option", [(g, o) for g in GROUPS for o in options(g)])
@@ -41,8 +45,26 @@ def test_every_group_option_composes(group, option):
     if group == "launcher":
         # each option selects the Hydra launcher plugin of the same name
         assert cfg.hydra.runtime.choices["hydra/launcher"] == option
+    elif group == "attention" and option not in config.ATTENTION_SCHEMAS:
+        assert cfg.attention.name in config.ATTENTION_SCHEMAS  # a setting of a variant
     else:
         assert cfg[group].name == option
+
+
+def test_mup8_is_mup_at_multiplier_8():
+    """attention=mup8: 8 q.k / d_k, equal to scaled's q.k / sqrt(d_k) at d_k = 64."""
+    import attention
+
+    import numpy as np
+
+    cfg = compose_train("attention=mup8", "d_k=64")
+    assert (cfg.attention.name, cfg.attention.multiplier) == ("mup", 8.0)
+    rng = np.random.default_rng(0)
+    for d_k, same in ((64, True), (16, False)):
+        q, k = rng.normal(size=(2, 5, d_k)).astype(np.float32)
+        mup = attention.VARIANTS["mup"].score({}, q, k, multiplier=cfg.attention.multiplier)
+        scaled = attention.VARIANTS["scaled"].score({}, q, k)
+        assert np.allclose(mup, scaled, rtol=1e-5) == same
 
 
 @pytest.mark.parametrize("experiment", options("experiment"))
@@ -55,7 +77,7 @@ def test_every_experiment_composes(experiment):
 
 @pytest.mark.parametrize("experiment, n_jobs", [  # jobs of n_seeds vmapped seeds each
     ("claim_quick", 15), ("claim_medium", 112), ("claim_full", 336), ("mup_width", 8),
-    ("quality", 112), ("quality_quick", 12)])
+    ("quality", 112), ("quality_quick", 12), ("answer", 90), ("answer_wide", 18), ("answer_vector", 28)])
 def test_preflight_counts_jobs(experiment, n_jobs):
     # validates every value of every swept key on the way
     assert preflight("train", ["-m", f"experiment={experiment}"], config.validate) == n_jobs
@@ -131,9 +153,23 @@ def test_every_quality_cell_composes(cell):
 
     cfg = compose_train("experiment=quality", f"cell={cell}")
     config.validate(cfg)
-    optimizer, task = cell.split("_", 1)
-    assert (cfg.optimizer.name, cfg.task.name) == (optimizer, task)
+    optimizer, task = cell.split("_", 1)  # <optimizer>_<task>, or <optimizer>_<task>_<setting>
+    assert cfg.optimizer.name == optimizer and (task == cfg.task.name or task.startswith(cfg.task.name + "_"))
     grid = np.log(list(cfg.optimizer.lr_grid))
     # half-decade steps (x3 or x3.33): log-spaced to the grid's rounding
     assert len(grid) >= 5 and np.all((np.diff(grid) > np.log(2.9)) & (np.diff(grid) < np.log(3.4)))
     assert cfg.train.n_seeds >= 8 and cfg.train.stop_at_threshold
+
+
+def test_additive_wide_is_a_variant_of_its_own_with_its_width():
+    """The d_hidden = 64 arm is named apart from additive (its runs never share additive's cells)
+    and the memory estimate counts its own width, not d_k."""
+    from experiments.store.results import run_id
+    from experiments.training import memory
+
+    with initialize_config_dir(config_dir=CONF_DIR, version_base="1.3"):
+        wide, tied = (compose("train", overrides=[f"attention={a}", "d_k=2"]) for a in ("additive_wide", "additive"))
+    config.validate(wide)
+    assert (wide.attention.name, wide.attention.d_hidden) == ("additive_wide", 64)
+    assert run_id(wide).startswith("additive_wide-dk2-") and run_id(wide) != run_id(tied)
+    assert (memory.Shapes.from_config(wide).d_hidden, memory.Shapes.from_config(tied).d_hidden) == (64, 2)

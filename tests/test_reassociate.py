@@ -79,9 +79,9 @@ def test_factored_rows_equal_attention_layer(name, options, n_heads):
 def test_which_variants_are_reassociated():
     marked = {n: reassociated_rows(_spec(n, 1)._replace(reassociate=True)) for n in attention.VARIANTS}
     assert {n for n, f in marked.items() if f is bilinear_rows} == {"scaled", "unscaled", "mup"}
-    assert {n for n, f in marked.items() if f is factored_rows} == {"additive", "qk_norm"}
+    assert {n for n, f in marked.items() if f is factored_rows} == {"additive", "additive_wide", "qk_norm"}
     assert {n for n, f in marked.items() if f is None} == set(attention.VARIANTS) - {
-        "scaled", "unscaled", "mup", "additive", "qk_norm"}
+        "scaled", "unscaled", "mup", "additive", "additive_wide", "qk_norm"}
     assert reassociated_rows(_spec("scaled", 1)) is None  # the key off
 
 

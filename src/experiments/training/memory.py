@@ -100,7 +100,7 @@ class Shapes(NamedTuple):
 
         task = TASKS[cfg.task.name]
         att, m, t, o = cfg.attention, cfg.model, cfg.train, cfg.optimizer
-        d_hidden = (att.get("d_hidden") or cfg.d_k) if att.name == "additive" else 0
+        d_hidden = (att.get("d_hidden") or cfg.d_k) if "d_hidden" in att else 0  # the additive forms
         variant_params = _variant_param_count(att, cfg.d_k)
         if o.name in ("adam", "adamw"):
             slots = 2
