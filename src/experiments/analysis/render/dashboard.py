@@ -6,11 +6,13 @@ import base64
 import html
 import json
 import math
+import re
 
 from experiments.analysis.tables import load
 from experiments.analysis.figures import style
 from experiments.analysis.render.dashboard_js import CSS, JS
 from experiments.analysis.figures.catalog import Rendered
+from experiments.analysis.verdicts import answer
 from experiments.analysis.verdicts.section import Section
 
 RUN_COLUMNS = ["run_id", "attention", "d_k", "seed", "task", "optimizer", "experiment", "status",
@@ -62,6 +64,21 @@ def figures_html(rendered: list[Rendered], notes: list[str]) -> str:
     return "\n".join(parts)
 
 
+# --- "The answer" (issue 33): its own block, called at the very top of the page ---------------
+
+def answer_html(sections: list[Section]) -> str:
+    """The answer sentences of verdicts.answer as a list ('' where there are none); a cell's
+    **name** becomes bold, everything else is escaped."""
+    lines = answer.answer_lines(sections)
+    if not lines:
+        return ""
+    items = "".join("<li>" + re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", html.escape(line)) + "</li>"
+                    for line in lines)
+    return f"<section id='answer'><h2>The answer</h2><ul>{items}</ul></section>"
+
+
+# -------------------------------------------------------------------------------------------
+
 def render(res: load.Results, sections: list[Section], rendered: list[Rendered], notes: list[str]) -> str:
     shown = set() if res.summary is None else set(res.summary["attention"])
     # every variant on the page in its figures' colour (one the registry does not colour included)
@@ -78,6 +95,7 @@ def render(res: load.Results, sections: list[Section], rendered: list[Rendered],
 <script>{ERROR_HOOK}</script>
 </head><body>
 <h1>Scaled dot-product attention: dashboard</h1>
+{answer_html(sections)}
 <p>Built by <code>python -m experiments.dashboard</code> from the results folder alone. Self-contained: no network.</p>
 <h2>Verdicts</h2>
 {verdicts_html(sections)}

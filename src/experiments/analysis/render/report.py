@@ -7,6 +7,7 @@ import pandas as pd
 from experiments.analysis.tables import load
 from experiments.analysis.lr import select as lr_select
 from experiments.analysis.tables import diverged as status
+from experiments.analysis.verdicts import answer
 from experiments.analysis.verdicts.section import INTERVALS, Section
 
 FIGURE_NEEDS = {  # figure stem -> the table it is drawn from (the link is written when that exists)
@@ -14,7 +15,7 @@ FIGURE_NEEDS = {  # figure stem -> the table it is drawn from (the link is writt
     "saturation": ("history", "probe"), "gradients": ("history", "probe"), "quality": ("summary",),
     "learning_curves": ("history",), "steps_survival": ("summary",), "cost": ("cost",),
     "logit_growth": ("history",), "lr_accuracy": ("summary",), "optimal_lr": ("summary",),
-    "lr_sensitivity": ("summary",),
+    "lr_sensitivity": ("summary",), "profile": ("summary",),
 }
 PER_CONDITION = {"learning_curves": ("history", "learning curves"), "steps_survival": ("summary", "steps survival"),
                  "lr_accuracy": ("summary", "accuracy vs lr")}
@@ -62,10 +63,20 @@ def section_md(res: load.Results, s: Section) -> str:
     return "\n\n".join(parts)
 
 
+def answer_md(res: load.Results, sections: list[Section]) -> list[str]:
+    """"## The answer": per (task, optimizer), the plain sentences of verdicts.answer, and the
+    profile figure; nothing where no section carries an answer."""
+    lines = answer.answer_lines(sections)
+    if not lines:
+        return []
+    return ["## The answer", "\n".join(f"- {line}" for line in lines), *figure_links(res, ["profile"])]
+
+
 def render(res: load.Results, sections: list[Section]) -> str:
     summary = pd.DataFrame([{"sub-claim": s.title, "verdict": s.verdict} for s in sections])
     head = [
         "# Scaled dot-product attention: what the data say",
+        *answer_md(res, sections),
         "Vaswani et al. 2017, sec. 3.2.1, put under measurement (see docs/CLAIM.md). Written by "
         "`python -m experiments.report` from the results folder alone; every verdict below is computed "
         f"from the tables by the rule stated beside it. Intervals: {INTERVALS}. Figures: "

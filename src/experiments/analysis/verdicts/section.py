@@ -35,6 +35,7 @@ class Section:
     conditions: str
     tables: list[tuple[str, pd.DataFrame]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # sub-verdicts and caveats, one line each
+    answer: list[str] = field(default_factory=list)  # "The answer" in plain words, one line per cell
 
 
 def no_data(key: str, title: str, claim: str, figures: list[str], rule: str, what: str) -> Section:
