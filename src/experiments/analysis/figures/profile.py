@@ -55,8 +55,8 @@ def _panel(ax, p: qp.CellProfile, margin: float) -> None:
         ax.fill_between(d[cols][band], ci[band, 1], ci[band, 2], color=c, alpha=0.18, lw=0)
     for dk in p.unmeasured():
         ax.axvspan(dk / 1.3, dk * 1.3, color="0.6", alpha=0.25, lw=0)
-        ax.text(dk, 0.98, "not\nmeasured", transform=ax.get_xaxis_transform(), ha="center", va="top",
-                fontsize=7, color="0.3")
+        ax.text(dk, 0.97, "not measured", transform=ax.get_xaxis_transform(), ha="center", va="top",
+                rotation=90, fontsize=7, color="0.3")
     if qp.CLAIM_PAIR in p.diffs:
         cross = quality_rules.crossover_of(*p.entered(qp.CLAIM_PAIR))
         if cross.d_star is not None:
