@@ -221,10 +221,8 @@ def quality(res: load.Results) -> Section:
     else:
         notes.append(f"lr views: {lr_select.NO_GRID}")
     conds = "; ".join(describe_runs(s, c) for c in load.conditions(s))
-    section = Section("quality", title, claim, FIGURES, RULE, overall(list(cells.values())), reason, conds,
-                      tables + [("Britz et al. 2017, Table 6 (newstest2013 BLEU, mean ± sd)", BRITZ)], notes)
-    section.answer = said
-    return section
+    return Section("quality", title, claim, FIGURES, RULE, overall(list(cells.values())), reason, conds,
+                   tables + [("Britz et al. 2017, Table 6 (newstest2013 BLEU, mean ± sd)", BRITZ)], notes, said)
 
 
 def _ordered(df: pd.DataFrame) -> pd.DataFrame:
