@@ -21,7 +21,7 @@ D_KS = [2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
 X = np.log2(D_KS)
 MARGIN = qp.ALIKE_MARGIN
 SD = 0.035  # paired sd of Δ AUC at small d_k in the committed study (0.03-0.04)
-SEEDS, REPS = 8, 200
+SEEDS, REPS = 8, 100
 
 # SYNTHETIC true profiles (not data), Δ AUC against log2 d_k
 CROSSING = 0.04 * (X - 3)  # additive behind below 8, alike at 8, ahead above: the claim
