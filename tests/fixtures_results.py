@@ -61,7 +61,7 @@ def _end_logit_std(variant: str, d_k: int, init_std: float, mup_flat: bool) -> f
 def _curve(variant: str, d_k: int, seed: int, additive_wins: bool, alike_small: bool) -> np.ndarray:
     slow = variant == "unscaled" and additive_wins
     fast = variant == "additive" and not alike_small  # ahead at every d_k, the smallest too
-    tau = 40.0 * (d_k / 16 if slow else 1.0) * (0.5 if fast else 1.0) * (1 + 0.05 * seed)
+    tau = 40.0 * (d_k / 16 if slow else 1.0) * (0.2 if fast else 1.0) * (1 + 0.05 * seed)
     final = 0.97 - (0.1 * np.log2(d_k / 16) if slow else 0.0)
     return final * (1 - np.exp(-np.asarray(STEPS) / tau))
 

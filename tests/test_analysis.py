@@ -22,7 +22,7 @@ from experiments.analysis.verdicts import sections as verdict_sections
 from experiments.analysis.figures.train import cost as cost_figure
 from experiments.app import analysis_cli
 
-FIGURES = {"logit_variance", "entropy", "saturation", "gradients", "quality", "cost", "logit_growth",
+FIGURES = {"profile", "logit_variance", "entropy", "saturation", "gradients", "quality", "cost", "logit_growth",
            "learning_curves_assoc-recall_adam", "learning_curves_mqar_sgd",
            "steps_survival_assoc-recall_adam", "steps_survival_mqar_sgd"}
 SECTIONS = ["variance", "saturation", "jacobian", "gradients", "quality", "cost", "extra"]
@@ -223,8 +223,10 @@ def test_dashboard_is_self_contained(results, tmp_path):
     shutil.copy(results / "summary.parquet", tmp_path / "summary.parquet")
     shutil.copy(results / "cost.parquet", tmp_path / "cost.parquet")
     assert dashboard.main([f"results_dir={tmp_path}"]) == 0
-    # quality, cost and the steps survival of each of the two conditions
-    assert_self_contained((tmp_path / "dashboard.html").read_text(), n_figures=4)
+    # the profile, quality, cost and the steps survival of each of the two conditions
+    page = (tmp_path / "dashboard.html").read_text()
+    assert_self_contained(page, n_figures=5)
+    assert page.index("<h2>The answer</h2>") < page.index("<h2>Verdicts</h2>")
 
 
 def test_primary_condition_from_the_command_line(tmp_path, capsys):

@@ -44,7 +44,7 @@ def _flags(tmp_path) -> list[str]:
 def test_dashboard_in_headless_chromium(tmp_path):
     root = write_synthetic_results(tmp_path / "results")
     assert dashboard.main([f"results_dir={root}"]) == 0
-    assert_self_contained((root / "dashboard.html").read_text(), n_figures=11)
+    assert_self_contained((root / "dashboard.html").read_text(), n_figures=12)  # the profile included
     browser = _chromium()
     if browser is None:
         message = "Chromium not found: install it with `apt-get install chromium` to run this test"

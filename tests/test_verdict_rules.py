@@ -129,48 +129,82 @@ def test_mup_not_observed_where_the_setting_cannot_show_it():
     assert vm.blind_spots("proportional", "d_k", 0.1, decided) == []  # power enough for its answer
 
 
-# --- 4: quality (the clauses of quality_rules; the lr choice and the section: test_lr_study) -------
+# --- 4: quality (the clauses of quality_rules on the d_k profile; the section: test_lr_study) ----
 
-D_KS = np.array([8.0, 64.0, 1024.0])
-MARGIN = 0.05  # alike margin of the per-variant values below: their between-seed sd
+D_KS = [8, 64, 1024]
+MARGIN = 0.05
 
 
-def _quality(small, large) -> str:
-    """Δ per seed at d_k 8 / 64 / 1024 (64 halfway), the variants' own seed sd fixing the margin."""
-    delta = np.stack([small, (small + large) / 2, large], axis=1)
-    own = wide(0.5, sd=MARGIN, n=len(small))
-    return rules.verdict_of(qr.crossover_rule(D_KS, delta, own, own))
+def _profile(small, large, n=8):
+    """Δ per seed at d_k 8 / 64 / 1024: `small` at 8, `large` at 64 and 1024."""
+    return np.stack([tight(small, n), tight(large, n), tight(large, n)], axis=1)
+
+
+def _quality(small, large, n=8) -> str:
+    diffs = _profile(small, large, n)
+    cross = qr.crossover_of(D_KS, diffs)
+    return rules.verdict_of([qr.ahead_part(D_KS, diffs, 1024, MARGIN), qr.alike_part(D_KS, diffs, MARGIN, cross),
+                             qr.fix_part(D_KS, diffs, MARGIN, 1024)])
 
 
 @pytest.mark.parametrize("large, expected", [
-    (tight(NEAR), HOLDS),  # Δ at the largest d_k just above 0, and rising from 0: a crossover
-    (tight(-NEAR), FAILS),  # below 0 and falling
-    (wide(NEAR), UNSURE),  # rising on average, but the seeds spread across 0
+    (NEAR + 0.02, HOLDS),  # ahead at the largest d_k, alike at the smallest
+    (-0.1, FAILS),  # behind at the largest d_k
+    (0.0, FAILS),  # alike at the largest d_k (TOST): not ahead
 ])
-def test_quality_additive_beats_at_large_d_k(large, expected):
-    assert _quality(tight(0.0), large) == expected
+def test_quality_additive_ahead_at_large_d_k(large, expected):
+    assert _quality(0.0, large) == expected
+
+
+def test_quality_neither_ahead_nor_alike_at_large_d_k():
+    diffs = np.stack([tight(0.0, 8), wide(0.02, n=8), wide(0.02, n=8)], axis=1)  # seeds spread across 0
+    assert qr.ahead_part(D_KS, diffs, 1024, MARGIN).answer == "unclear"
 
 
 @pytest.mark.parametrize("small, expected", [
-    (tight(MARGIN - NEAR), HOLDS), (tight(-MARGIN + NEAR), HOLDS),
-    (tight(MARGIN + NEAR), FAILS), (tight(-MARGIN - NEAR), FAILS),
-    (tight(MARGIN), UNSURE), (tight(-MARGIN), UNSURE),
+    (-0.2, FAILS),  # below d*, and wholly outside ±margin: not alike
+    (-MARGIN + NEAR, HOLDS),  # inside the margin
+    (-MARGIN, UNSURE),  # on it
 ])
-def test_quality_alike_at_small_d_k(small, expected):
-    assert _quality(small, small + 0.2) == expected
+def test_quality_alike_below_the_crossover(small, expected):
+    assert _quality(small, 0.2) == expected
 
 
-def test_quality_fix_and_drift_clauses():
-    assert qr.fix_rule(tight(NEAR), 1024).answer == "yes" and qr.fix_rule(tight(-NEAR), 1024).answer == "no"
-    assert qr.drift_part("u", tight(-1.0), 0.2).answer == "yes"  # the optimum halves per doubling
-    assert qr.drift_part("u", tight(0.2 - NEAR), 0.2).answer == "no"  # within the band: no drift ...
-    assert qr.drift_part("u", tight(0.2 + NEAR), 0.2).answer == "yes"  # ... beyond it: drift
-    assert qr.drift_part("u", wide(0.1), 0.2).answer == "unclear"
-    assert qr.drift_part("u", tight(-1.0, 2), 0.2).answer == "few"
+def test_alike_is_tested_below_d_star_only():
+    diffs = _profile(-0.2, 0.2)
+    cross = qr.crossover_of(D_KS, diffs)
+    assert 8 < cross.d_star < 64
+    part = qr.alike_part(D_KS, diffs, MARGIN, cross)
+    assert part.answer == "no" and "d_k = 8" in part.reading and "power" in part.reading
+    flat = qr.alike_part(D_KS, _profile(0.0, 0.0), MARGIN, qr.crossover_of(D_KS, _profile(0.0, 0.0)))
+    assert flat.answer == "yes" and "d_k = 8, 64, 1024" in flat.reading  # no crossing: every d_k
+
+
+def test_a_largest_d_k_not_measured_cannot_hold():
+    diffs = _profile(0.0, 0.2)[:, :2]  # d_k 1024 did not enter
+    assert qr.ahead_part(D_KS[:2], diffs, 1024, MARGIN).answer == "unclear"
+    assert "1024, not measured" in qr.fix_part(D_KS[:2], diffs, MARGIN, 1024).text()
+    assert qr.ahead_part([], diffs[:, :0], 1024, MARGIN).text().endswith(f"not measured ({qr.NONE_ENTERED})")
+
+
+def test_quality_fix_from_which_d_k():
+    diffs = np.stack([tight(0.01, 8), tight(0.1, 8), tight(0.3, 8)], axis=1)
+    assert qr.fix_from(D_KS, diffs, MARGIN) == 64  # 0.01 is ahead of 0 but not of the margin
+    assert qr.fix_part(D_KS, diffs, MARGIN, 1024).answer == "yes"
+    assert qr.fix_part(D_KS, -diffs, MARGIN, 1024).answer == "no"
+
+
+def test_lr_slope_judged_on_a_flat_prediction_only():
+    assert qr.lr_slope_part("mup", tight(0.0), 0.1, 0.0).answer == "yes"
+    assert qr.lr_slope_part("mup", tight(-0.5), 0.1, 0.0).answer == "no"
+    assert qr.lr_slope_part("mup", wide(0.0, sd=0.2), 0.1, 0.0).answer == "unclear"
+    scaled = qr.lr_slope_part("scaled", tight(-0.3), 0.1, -0.5)
+    assert scaled.answer == "reported" and "predicted -0.5" in scaled.text()
+    assert qr.lr_slope_part("mup", tight(0.0, 2), 0.1, 0.0).answer == "few"
 
 
 def test_quality_with_too_few_seeds_and_overall():
-    assert _quality(tight(0.0, 2), tight(0.2, 2)) == rules.too_few(2)
+    assert _quality(0.0, 0.2, n=2) == rules.too_few(2)
     assert vq.overall([HOLDS, HOLDS]) == HOLDS and vq.overall([FAILS, FAILS]) == FAILS
     assert vq.overall([HOLDS, FAILS]) == UNSURE and vq.overall([]) == UNSURE
     assert vq.overall([rules.too_few(2)] * 2) == rules.too_few(2)

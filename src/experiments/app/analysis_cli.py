@@ -10,7 +10,9 @@ malformed file or a primary condition with no runs stops it with nothing written
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
 import os
 import sys
 from dataclasses import dataclass
@@ -24,6 +26,7 @@ from omegaconf import OmegaConf
 
 from experiments.analysis import results as analysis_results
 from experiments.analysis.tables import load
+from experiments.analysis.verdicts.quality_profile import ALIKE_MARGIN, LEARNED_FRACTION
 from experiments.store.collect import RECORDED, run_folders
 from experiments.app.errors import CONF_DIR, ConfigError, explain
 from experiments.app.preflight import check_output_dir, check_path_length, check_single_values, path_exists
@@ -36,6 +39,11 @@ class AnalysisConfig:
     # rather than picked from the data (a tie-break on run counts would let them decide).
     primary_optimizer: str = "adam"
     primary_task: Optional[str] = None  # None: the one task run with primary_optimizer
+    # Sub-claim 4's margins, declared before the data (never derived from it): "alike" is
+    # |Δ AUC| < alike_margin by TOST; a d_k enters where scaled covered learned_fraction of
+    # the way from chance to its best AUC in that (task, optimizer).
+    alike_margin: float = ALIKE_MARGIN
+    learned_fraction: float = LEARNED_FRACTION
 
 
 ConfigStore.instance().store(name="analysis_schema", node=AnalysisConfig)
@@ -84,8 +92,16 @@ def compose_config(argv: Sequence[str]) -> AnalysisConfig:
                 cfg = compose(config_name="analysis", overrides=[*argv, *extra])
             except Exception as e:  # noqa: BLE001 - a value Hydra's grammar or the schema refuses
                 raise ConfigError(f"{Path(str(cfg.results_dir)) / FOLDER_CONFIG}: {explain(e)}") from None
+    check_declared("alike_margin", cfg.alike_margin, "a finite number > 0 (AUC)", lambda x: x > 0)
+    check_declared("learned_fraction", cfg.learned_fraction, "a number in (0, 1]", lambda x: 0 < x <= 1)
     return AnalysisConfig(results_dir=str(cfg.results_dir), primary_optimizer=str(cfg.primary_optimizer),
-                          primary_task=None if cfg.primary_task is None else str(cfg.primary_task))
+                          primary_task=None if cfg.primary_task is None else str(cfg.primary_task),
+                          alike_margin=float(cfg.alike_margin), learned_fraction=float(cfg.learned_fraction))
+
+
+def check_declared(key: str, value, allowed: str, ok) -> None:
+    if not (isinstance(value, (int, float)) and math.isfinite(value) and ok(value)):
+        raise ConfigError(f"{key}: must be {allowed}, got {value!r}")
 
 
 def _compose(argv: list[str]):
@@ -103,7 +119,9 @@ def _compose(argv: list[str]):
 
 def load_configured(cfg: AnalysisConfig) -> load.Results:
     """The results folder's tables with the primary condition the config names."""
-    return analysis_results.load_results(cfg.results_dir, cfg.primary_optimizer, cfg.primary_task)
+    res = analysis_results.load_results(cfg.results_dir, cfg.primary_optimizer, cfg.primary_task)
+    return dataclasses.replace(res, declared={"alike_margin": cfg.alike_margin,
+                                              "learned_fraction": cfg.learned_fraction})
 
 
 def entry(name: str, task: Callable[[load.Results], None], argv: Sequence[str] | None = None) -> int:
@@ -111,7 +129,7 @@ def entry(name: str, task: Callable[[load.Results], None], argv: Sequence[str] |
     argv = list(sys.argv[1:] if argv is None else argv)
     if any(a in ("-h", "--help") for a in argv):
         print(f"usage: python -m experiments.{name} results_dir=<results folder> "
-              f"[primary_optimizer=adam] [primary_task=<task>]  (config: {CONF_DIR}/analysis.yaml)")
+              f"[primary_optimizer=adam] [primary_task=<task>] [alike_margin=0.05] [learned_fraction=0.25]  (config: {CONF_DIR}/analysis.yaml)")
         return 0
     try:
         cfg = compose_config(argv)

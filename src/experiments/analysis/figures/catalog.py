@@ -10,6 +10,7 @@ from experiments.store.results import atomic_write_bytes
 
 from experiments.analysis.figures import attn as figures_attn
 from experiments.analysis.figures import lr as figures_lr
+from experiments.analysis.figures import profile as figures_profile
 from experiments.analysis.figures import train as figures_train
 from experiments.analysis.tables import load
 from experiments.analysis.figures import style
@@ -23,6 +24,8 @@ class FigureSpec:
 
 
 FIGURES = [
+    FigureSpec("profile", "The d_k profile: paired Δ AUC against d_k, the alike margin and the crossover d*",
+               figures_profile.profile),
     FigureSpec("logit_variance", "1. Logit variance vs d_k (init, probe, end) with theory", figures_attn.logit_variance),
     FigureSpec("entropy", "2. Normalised attention entropy vs d_k", figures_attn.entropy),
     FigureSpec("saturation", "3. Saturated share of rows vs d_k", figures_attn.saturation),

@@ -12,6 +12,7 @@ import pandas as pd
 
 from experiments.analysis.tables import load
 from experiments.analysis.lr import select as lr_select
+from experiments.analysis.lr.theory import predicted_lr_slope
 from experiments.analysis.stats.intervals import fmt_ci, mean_ci, per_seed_slopes
 
 
@@ -38,6 +39,17 @@ def drift_slopes(sc: pd.DataFrame) -> dict[str, np.ndarray]:
 
 def drift_band(sc: pd.DataFrame) -> float:
     return lr_select.drift_band(sc["lr"].dropna().unique(), sc["d_k"].unique())
+
+
+def grid_step(sc: pd.DataFrame) -> float:
+    """The rate grid's resolution: the median spacing of its rates in log2 units."""
+    grid = np.log2(sorted(x for x in set(sc["lr"].dropna()) if x > 0))
+    return float(np.median(np.diff(grid))) if grid.size > 1 else float("nan")
+
+
+def predicted_text(variant: str) -> str:
+    slope = predicted_lr_slope(variant) if variant in load.VARIANTS else None
+    return "none" if slope is None else f"{slope:+.1f}"
 
 
 def _conditions(summary: pd.DataFrame, history) -> list[tuple[tuple[str, str], pd.DataFrame]]:
@@ -72,7 +84,8 @@ def drift_table(summary: pd.DataFrame, history=None) -> pd.DataFrame:
         for v, slopes in drift_slopes(sc).items():
             rows.append({"condition": label(cond), "variant": v,
                          "slope of log2 best lr per doubling of d_k": fmt_ci(mean_ci(slopes), 2)
-                         if slopes.size else "n/a", "seeds": int(np.isfinite(slopes).sum())})
+                         if slopes.size else "n/a", "predicted (Adam step, lr.theory)": predicted_text(v),
+                         "grid step (log2)": f"{grid_step(sc):.2f}", "seeds": int(np.isfinite(slopes).sum())})
     return pd.DataFrame(rows)
 
 

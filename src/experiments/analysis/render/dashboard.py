@@ -13,12 +13,14 @@ import base64
 import html
 import json
 import math
+import re
 
 from experiments.analysis.tables import load
 from experiments.analysis.figures import style
 from experiments.analysis.render import quick_look
 from experiments.analysis.render.dashboard_js import CSS, JS
 from experiments.analysis.figures.catalog import Rendered
+from experiments.analysis.verdicts.answer import answer_lines
 from experiments.analysis.verdicts.section import Section
 
 RUN_COLUMNS = ["run_id", "attention", "d_k", "seed", "task", "optimizer", "experiment", "status",
@@ -112,9 +114,20 @@ def quick_look_html(res: load.Results) -> str:
             f"<div class='ql-tables'>{tables}</div></section>")
 
 
+def answer_html(sections: list[Section]) -> str:
+    """The answer sentences of verdicts.answer as a list ('' where there are none); a cell's
+    **name** becomes bold, everything else is escaped."""
+    lines = answer_lines(sections)
+    if not lines:
+        return ""
+    items = "".join("<li>" + re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", html.escape(line)) + "</li>"
+                    for line in lines)
+    return f"<h2>The answer</h2><ul>{items}</ul>"
+
+
 def first_screen(res: load.Results, sections: list[Section], rendered: list[Rendered], answer: str = "") -> str:
-    """The answer block (HTML, from verdicts.answer, when given), the quick look (when too few
-    seeds), the answer's figure beside the verdict lines, the rules folded."""
+    """The answer block (HTML, from verdicts.answer), the quick look (when too few seeds), the
+    answer's figure beside the verdict lines, the rules folded."""
     top = answer_figure(rendered)
     figure = figure_html(top, "answer-figure") if top else "<p id='answer-figure'>no figure of the answer drawn</p>"
     return (f"<section id='answer'>{answer}</section>" if answer else "") + quick_look_html(res) + (
@@ -124,8 +137,9 @@ def first_screen(res: load.Results, sections: list[Section], rendered: list[Rend
 
 
 def render(res: load.Results, sections: list[Section], rendered: list[Rendered], notes: list[str],
-           answer: str = "") -> str:
-    """The page; `answer` is the answer block's HTML (verdicts.answer), shown first when given."""
+           answer: str | None = None) -> str:
+    """The page; `answer` is the answer block's HTML, by default the sections' own (answer_html)."""
+    answer = answer_html(sections) if answer is None else answer
     shown = set() if res.summary is None else set(res.summary["attention"])
     # every variant on the page in its figures' colour (one the registry does not colour included)
     payload = runs_payload(res) | {"colours": style.COLOURS | {v: style.colour(v) for v in sorted(shown)}}

@@ -16,6 +16,7 @@ from experiments.analysis.lr import select as lr_select
 from experiments.analysis.tables import diverged as status
 from experiments.analysis.render import conditions as conds
 from experiments.analysis.render import quick_look
+from experiments.analysis.verdicts.answer import answer_lines
 from experiments.analysis.verdicts.section import INTERVALS, Section
 
 FIGURE_NEEDS = {  # figure stem -> the table it is drawn from (the link is written when that exists)
@@ -23,7 +24,7 @@ FIGURE_NEEDS = {  # figure stem -> the table it is drawn from (the link is writt
     "saturation": ("history", "probe"), "gradients": ("history", "probe"), "quality": ("summary",),
     "learning_curves": ("history",), "steps_survival": ("summary",), "cost": ("cost",),
     "logit_growth": ("history",), "lr_accuracy": ("summary",), "optimal_lr": ("summary",),
-    "lr_sensitivity": ("summary",),
+    "lr_sensitivity": ("summary",), "profile": ("summary",),
 }
 PER_CONDITION = {"learning_curves": ("history", "learning curves"), "steps_survival": ("summary", "steps survival"),
                  "lr_accuracy": ("summary", "accuracy vs lr")}
@@ -103,15 +104,24 @@ def quick_look_md(res: load.Results) -> list[str]:
     return parts
 
 
-def render(res: load.Results, sections: list[Section], answer: str = "") -> str:
-    """The report; `answer` is the answer block's markdown (verdicts.answer), first when given."""
+def answer_md(res: load.Results, sections: list[Section]) -> list[str]:
+    """"## The answer": per (task, optimizer), the plain sentences of verdicts.answer, and the
+    profile figure; nothing where no section carries an answer."""
+    lines = answer_lines(sections)
+    if not lines:
+        return []
+    return ["## The answer", "\n".join(f"- {line}" for line in lines), *figure_links(res, ["profile"])]
+
+
+def render(res: load.Results, sections: list[Section], answer: str | None = None) -> str:
+    """The report; `answer` is the answer block's markdown, by default the sections' own (answer_md)."""
     c = conds.split(res, sections)
     head = [
         "# Scaled dot-product attention: what the data say",
         "Vaswani et al. 2017, sec. 3.2.1, put under measurement (docs/CLAIM.md). Written by "
         "`python -m experiments.report` from the results folder alone; each verdict is computed from the "
         "tables by the rule its section states. Figures: `python -m experiments.plot`.",
-        *([answer] if answer else []),
+        *(answer_md(res, sections) if answer is None else [answer] if answer else []),
         *quick_look_md(res),
         verdicts_table(sections),
         "## Common conditions",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
@@ -39,6 +39,7 @@ class Results:
     # fixed-width runs: kept apart, so that its widths never enter the other sections' cells
     width_summary: pd.DataFrame | None = None
     width_history: pd.DataFrame | None = None
+    declared: dict = field(default_factory=dict)  # margins from conf/analysis.yaml (verdicts.quality_profile)
 
     def for_width(self) -> "Results":
         """The results sub-claim 6 reads: the width setting's runs where the folder keeps them

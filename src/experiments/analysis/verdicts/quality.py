@@ -16,10 +16,14 @@ import pandas as pd
 from experiments.analysis.tables import load
 from experiments.analysis.lr import select as lr_select
 from experiments.analysis.lr import views as lr_views
+from experiments.analysis.lr.theory import predicted_lr_slope
+from experiments.analysis.stats import profile as sp
+from experiments.analysis.verdicts import answer
+from experiments.analysis.verdicts import quality_profile as qp
 from experiments.analysis.verdicts import quality_rules
 from experiments.analysis.tables import diverged as status
-from experiments.analysis.verdicts.rules import FAILS, HOLDS, UNSURE, Part, judge, verdict_of
-from experiments.analysis.stats.intervals import fmt_ci, mean_ci
+from experiments.analysis.verdicts.rules import FAILS, HOLDS, UNSURE, Part, verdict_of
+from experiments.analysis.stats.intervals import fmt_ci
 from experiments.analysis.stats.survival import kaplan_meier, restricted_diff
 from experiments.analysis.verdicts.section import INTERVALS, Section, describe_runs, no_data
 
@@ -31,35 +35,42 @@ BRITZ = pd.DataFrame({
     "Δ add − mul (BLEU)": ["+0.20", "+0.00", "+0.69", "+3.88"],
 })
 PAIR = ("additive", "unscaled")
-FIGURES = ["quality", "steps_survival", "learning_curves", "lr_accuracy", "optimal_lr", "lr_sensitivity"]
+NOT_MEASURED = "not measured (no mup runs)"
+FIGURES = ["profile", "quality", "steps_survival", "learning_curves", "lr_accuracy", "optimal_lr", "lr_sensitivity"]
 RULE = (
     "Per task and optimizer, each variant at its own best learning rate per d_k: the lr whose seed-mean "
     "validation accuracy AUC is highest (test accuracy never used; a diverged run counts at chance, "
     "1/n_classes from the task config, else the accuracy at the first evaluation; a best lr at an end of "
     "its grid is flagged edge: low/high). At that lr, on the completed runs (diverged ones are counted, "
-    f"not averaged), seed by seed; {INTERVALS}. "
-    "(a) Crossover, Δ = additive − unscaled AUC: the per-seed slope of Δ against log2 d_k lies above 0, "
-    "Δ at the largest d_k lies above 0, and Δ at the smallest d_k lies within ±margin, the margin "
-    f"{quality_rules.ALIKE_FRACTION} × the pooled between-seed sd of the two variants' AUC there (at least "
-    f"{quality_rules.MARGIN_FLOOR}): alike = the variants differ by less than reseeding one of them "
-    "does; the power of that clause (probability the interval fits inside ±margin if the true Δ "
-    "is 0, at the measured sd of Δ) is stated. A clause answers no when its interval lies wholly on the "
-    "wrong side (for alike: wholly outside ±margin). (b) The fix: scaled − unscaled AUC at the largest "
-    "d_k lies above 0 (left out where scaled was not run). A (task, optimizer) holds if every clause of "
-    "(a) and (b) holds, does not hold if any does not, inconclusive otherwise (a condition without additive "
-    "runs, or where neither additive nor unscaled took a seed past "
-    f"{lr_select.LEARNED_OVER_CHANCE:g} x chance: (a) not measured, so at best inconclusive). (c) The lr view, its own "
-    "verdict: per seed, the best lr of each variant (argmax of that seed's val AUC over the grid; none "
-    f"on a tie, nor where no rate took it past {lr_select.LEARNED_OVER_CHANCE:g} x chance: it learned nothing); the per-seed slope of log2(best lr) against log2 d_k; holds if unscaled's interval "
-    "excludes 0 (its optimum drifts) and does not lie within ±band, does not hold if it lies within "
-    "±band (the optimum moves by less than half a grid step over the d_k sweep), scaled's slope reported beside it. Overall: holds if "
-    "every (task, optimizer) holds, does not hold if every one does not, inconclusive otherwise; each "
-    "is named. Steps to threshold (at the best lr) are censored at the budget: Kaplan-Meier over seeds, "
-    "restricted mean with the seeds that reached the threshold, no Δ where neither variant reached it. "
-    "Caveat: the AUC judged is the one the lr was chosen on, so each variant's best is optimistic by a "
-    "winner's curse of about the same size for variants on the same grid.")
-RULE_BRIEF = ("Per task and optimizer, each variant at its best learning rate: additive and unscaled alike at "
-              "the smallest d_k, additive ahead of unscaled at the largest, and scaled ahead of unscaled there.")
+    f"not averaged), seed by seed; {INTERVALS}. The d_k profile: at each d_k the paired Δ AUC of "
+    "additive − unscaled, scaled − unscaled, qk_norm − scaled and mup − scaled. A d_k enters only where "
+    "scaled learned there: its seed-mean AUC covered at least the declared fraction (conf/analysis.yaml: "
+    "learned_fraction) of the way from chance to its best AUC in that cell; elsewhere it reads not measured. "
+    "(a) Additive − unscaled: ahead = a fixed-sequence step-down from the largest d_k (one-sided t-tests "
+    f"at {quality_rules.ALPHA:g}, family-wise {quality_rules.ALPHA:g}); the crossover d* = where the mean "
+    "profile, linear in log2 d_k, last crosses 0 from below, its interval from inverting the pointwise "
+    "t-test; alike = TOST (two one-sided tests at 0.05) against the margin declared before the data "
+    "(conf/analysis.yaml: alike_margin) at each d_k below d*, with its power at the measured paired sd. "
+    "(b) The fix: the smallest d_k from which scaled − unscaled exceeds the margin, by the same "
+    "step-down with the margin as null. A (task, optimizer) holds where additive is ahead over a range "
+    "that includes the largest d_k, alike at some d_k at or below d* (every d_k where the profile never "
+    "crosses), and scaled ahead of unscaled (null 0) at the largest d_k; does not hold where additive or "
+    "scaled is behind or alike (TOST) at the largest d_k, or the interval lies wholly outside ±margin at "
+    "every d_k at or below d*; inconclusive otherwise (a largest d_k "
+    "not measured included). (c) The lr view, its own verdict: per variant, the per-seed slope of "
+    "log2(best lr) per doubling of d_k (argmax of that seed's val AUC over the grid; none on a tie, nor "
+    f"where no rate took it past {lr_select.LEARNED_OVER_CHANCE:g} x chance) beside the Adam-step "
+    "prediction (lr.theory: −1 unscaled, −0.5 scaled, 0 mup, none for additive and qk_norm); a drifting "
+    "optimum of scaled is the prediction, not a refutation. Judged on mup alone: holds if its interval "
+    "lies within ±band (the optimum moves by less than half a grid step over the sweep), does not hold "
+    "if wholly outside; not measured without mup runs. Overall: holds if every (task, optimizer) holds, "
+    "does not hold if every one does not, inconclusive otherwise; each is named. Steps to threshold "
+    "(at the best lr) are censored at the budget: Kaplan-Meier over seeds, restricted mean with the "
+    "seeds that reached the threshold. Caveat: the AUC judged is the one the lr was chosen on, so each "
+    "variant's best is optimistic by a winner's curse of about the same size for variants on the same grid.")
+RULE_BRIEF = ("Per task and optimizer, each variant at its best learning rate, read on the d_k profile: "
+              "additive ahead of unscaled from the largest d_k down, alike (TOST at the declared margin) at "
+              "some d_k at or below the crossover d*, and scaled ahead of unscaled at the largest d_k.")
 
 
 def headline(rows: list[dict], primary) -> str:
@@ -123,77 +134,58 @@ def _lrs(best: pd.DataFrame, d) -> str:
     return " / ".join(out)
 
 
-def _learned(best: pd.DataFrame, variant: str) -> bool:
-    """Some seed of `variant`, at its best lr, past LEARNED_OVER_CHANCE x chance validation AUC."""
-    rows = best[best["attention"] == variant]
-    return bool(lr_select.past_chance(rows["val_auc"], rows["chance"]).any())
-
-
-def quality_cell(every: pd.DataFrame, history=None):
-    """(rows per d_k, clauses (a)+(b), notes) of one (task, optimizer) at each variant's best lr."""
+def quality_cell(every: pd.DataFrame, history=None) -> list[dict]:
+    """Rows per d_k of one (task, optimizer) at each variant's best lr: rates, AUCs, steps, diverged."""
     best = lr_select.at_best(every, history)
     s, broken = status.completed(best), status.counts(best)
-    def d_ks_of(variant):
-        return set(best.loc[best["attention"] == variant, "d_k"])
-
-    # without additive runs the rows (and clause (b)) are scaled against unscaled; (a) is not measured;
-    # nor is it where neither of its variants learned anything: a gap between two runs at chance
-    # says nothing about the claim, however tight the seeds make its interval
-    has_pair = bool(d_ks_of("additive") & d_ks_of("unscaled"))
-    unmeasured = "no additive runs in this condition"
-    if has_pair and not (_learned(best, "additive") or _learned(best, "unscaled")):
-        has_pair, unmeasured = False, (
-            f"neither additive nor unscaled took a seed past {lr_select.LEARNED_OVER_CHANCE:g} x chance "
-            "validation AUC at its best lr, at any d_k")
-    d_ks = sorted(d_ks_of("unscaled") & d_ks_of("additive" if has_pair else "scaled"))
+    d_ks = sorted(set(best.loc[best["attention"].isin([*PAIR, "scaled"]), "d_k"]))
     seeds = sorted(every["seed"].unique())
-    rows, auc = [], {}
+    rows = []
     for d in d_ks:
-        auc[d] = {v: load.cell_values(s, "accuracy_auc", v, d, seeds) for v in (*PAIR, "scaled")}
+        auc = {v: load.cell_values(s, "accuracy_auc", v, d, seeds) for v in (*PAIR, "scaled")}
         rows.append({"d_k": int(d), "best lr add / unscaled / scaled": _lrs(best, d),
-                     "AUC additive": _mean(auc[d]["additive"]), "AUC unscaled": _mean(auc[d]["unscaled"]),
-                     "AUC scaled": _mean(auc[d]["scaled"]),
-                     "Δ AUC add − unscaled": fmt_ci(mean_ci(auc[d]["additive"] - auc[d]["unscaled"]), 3),
+                     **{f"AUC {v}": _mean(auc[v]) for v in (*PAIR, "scaled")},
                      "test acc add / unscaled": " / ".join(
                          _mean(load.cell_values(s, "test_accuracy", v, d, seeds)) for v in PAIR),
                      **_steps_columns(s, d, seeds),
                      "diverged add / unscaled / scaled": " / ".join(
                          str(broken.get((v, int(d)), 0)) for v in (*PAIR, "scaled"))})
-    if not d_ks:
-        return rows, [], []
-    lo, hi = auc[d_ks[0]], auc[d_ks[-1]]
-    if not has_pair:
-        crossover = judge("(a) crossover, additive − unscaled", "above 0", [], "above", 0.0)
-        return rows, [crossover, quality_rules.fix_rule(hi["scaled"] - hi["unscaled"], d_ks[-1])], [
-            f"(a) not measured: {unmeasured}"]
-    delta = np.stack([auc[d]["additive"] - auc[d]["unscaled"] for d in d_ks], axis=1)  # (seeds, d_ks)
-    parts = quality_rules.crossover_rule(d_ks, delta, lo["additive"], lo["unscaled"])
-    margin = quality_rules.alike_margin(lo["additive"], lo["unscaled"])
-    small = delta[:, 0][np.isfinite(delta[:, 0])]
-    power = quality_rules.equivalence_power(float(np.std(small, ddof=1)) if small.size > 1 else math.nan,
-                                            small.size, margin)
-    notes = [f"alike margin ±{margin:.3f} at d_k={int(d_ks[0])}; power to call it alike if truly equal: "
-             + (f"{power:.0%}" if math.isfinite(power) else "n/a")]
-    if np.isfinite(hi["scaled"]).any():
-        parts.append(quality_rules.fix_rule(hi["scaled"] - hi["unscaled"], d_ks[-1]))
-    edges = best[best["edge"] != ""].drop_duplicates(["attention", "d_k"])
-    if len(edges):
-        notes.append("best lr at a grid edge: " + ", ".join(
-            f"{r.attention} d_k={int(r.d_k)} ({r.edge})" for r in edges.itertuples()))
-    return rows, parts, notes
+    return rows
+
+
+def profile_parts(p: qp.CellProfile, margin: float) -> tuple[list[Part], sp.Crossover | None, int | None]:
+    """(the judged clauses (a) ahead, (a) alike, (b), the crossover d*, the fix's "from which d_k")."""
+    largest = p.d_ks[-1] if p.d_ks else 0
+    if qp.CLAIM_PAIR in p.diffs:
+        d_ks, diffs = p.entered(qp.CLAIM_PAIR)
+        cross = quality_rules.crossover_of(d_ks, diffs)
+        parts = [quality_rules.ahead_part(d_ks, diffs, largest, margin),
+                 quality_rules.alike_part(d_ks, diffs, margin, cross)]
+    else:
+        cross, parts = None, [quality_rules.not_measured("(a) additive against unscaled", "the profile",
+                                                         "no additive runs in this condition")]
+    fix_from = None
+    if qp.FIX_PAIR in p.diffs:
+        d_ks, diffs = p.entered(qp.FIX_PAIR)
+        parts.append(quality_rules.fix_part(d_ks, diffs, margin, largest))
+        fix_from = quality_rules.fix_from(d_ks, diffs, margin)
+    return parts, cross, fix_from
 
 
 def lr_view(every: pd.DataFrame, history=None) -> tuple[str, list[Part], str]:
-    """(verdict, [unscaled's drift clause], text with scaled's slope beside it) of (c)."""
+    """(verdict, one slope clause per variant, text) of (c): slopes beside their predictions,
+    judged on mup's flat optimum; 'not measured' without mup runs."""
     if not lr_select.has_grid(every):
         return lr_select.NO_GRID, [], lr_select.NO_GRID
     sc = lr_select.scored(every, history)
     slopes, band = lr_views.drift_slopes(sc), lr_views.drift_band(sc)
-    parts = [quality_rules.drift_part("unscaled: slope of log2 best lr per doubling of d_k",
-                                      slopes.get("unscaled", np.array([])), band)]
-    scaled = quality_rules.drift_part("scaled: slope", slopes.get("scaled", np.array([])), band)
-    return (verdict_of(parts), parts,
-            f"{parts[0].text()}; {scaled.text()}, {quality_rules.includes_zero(scaled)}")
+    parts = [quality_rules.lr_slope_part(v, x, band, predicted_lr_slope(v) if v in load.VARIANTS else None)
+             for v, x in slopes.items()]
+    mup = [p for p in parts if p.label.startswith("mup:")]
+    verdict = verdict_of(mup) if mup else NOT_MEASURED
+    grid = (f"grid step {lr_views.grid_step(sc):.2f} in log2 lr, i.e. ±{band:.2f} per doubling over the "
+            "sweep is half a step")
+    return verdict, parts, "; ".join(p.text() for p in parts) + f"; {grid}"
 
 
 def quality(res: load.Results) -> Section:
@@ -202,28 +194,39 @@ def quality(res: load.Results) -> Section:
     if res.summary is None:
         return no_data("quality", title, claim, FIGURES, RULE, "no summary.parquet", RULE_BRIEF)
     s = res.summary
-    rows, cells, views, lines, notes = [], {}, {}, [], []
+    margin, fraction = qp.declared(res)
+    profile_rows, rows, cells, views, lines, notes, said = [], [], {}, {}, [], [], []
     for cond in load.conditions(s):
         every, name = load.at_condition(s, cond), lr_views.label(cond)
-        cell_rows, parts, cell_notes = quality_cell(every, res.history)
+        p = qp.cell_profile(every, res.history, fraction, name)
+        parts, cross, fix_from = profile_parts(p, margin)
         cells[name] = verdict_of(parts)
-        rows += [{"task": cond[0], "optimizer": cond[1], **r} for r in cell_rows]
+        rows += [{"task": cond[0], "optimizer": cond[1], **r} for r in quality_cell(every, res.history)]
+        profile_rows += [{"task": cond[0], "optimizer": cond[1], **r} for r in qp.profile_rows(p, margin)]
         n_div = len(status.diverged(lr_select.at_best(every, res.history)))
-        lines.append(f"{name}: {cells[name]} (" + "; ".join(p.text() for p in parts)
+        crossing = f"(a) crossover d* = {cross.text()}; " if cross is not None else ""
+        lines.append(f"{name}: {cells[name]} ({crossing}" + "; ".join(p.text() for p in parts)
+                     + (f"; not measured at d_k = {', '.join(map(str, p.unmeasured()))}" if p.unmeasured() else "")
                      + (f"; {n_div} diverged runs left out" if n_div else "") + ")")
-        notes += [f"{name}: {n}" for n in cell_notes]
-        view, _, text = lr_view(every, res.history)
+        notes.append(f"{name}: d_k entered where {p.gate}")
+        view, lr_parts, text = lr_view(every, res.history)
         if view != lr_select.NO_GRID:
             views[name] = view
             notes.append(f"{name}, lr view (c): {view} ({text})")
+        said.append(answer.cell_answer(p, cells[name], cross, fix_from, lr_parts, margin))
+    notes += _edges(s, res.history)
     lr_words = tally(views) if views else lr_select.NO_GRID
     reason = f"(a)+(b) {tally(cells)}. (c) lr view: {lr_words}. " + "; ".join(lines)
-    tables = [("Measured at each variant's best lr: additive vs unscaled (and scaled) per d_k",
-               pd.DataFrame(rows))]
+    tables = [(f"The d_k profile: paired Δ AUC [95% CI] at each variant's best lr; alike = TOST within "
+               f"±{margin:g}; ahead = the step-down from the largest d_k (for scaled − unscaled with null "
+               f"{margin:g}); TOST power = probability of 'alike' if truly equal, at the paired sd",
+               _ordered(pd.DataFrame(profile_rows))),
+              ("Measured at each variant's best lr: additive vs unscaled (and scaled) per d_k", pd.DataFrame(rows))]
     if lr_select.has_grid(s):
         tables += [("Optimal lr (chosen on validation AUC) per variant × d_k × task",
                     lr_views.optimal_lr_table(s, res.history)),
-                   ("Drift of the per-seed optimal lr with d_k", lr_views.drift_table(s, res.history)),
+                   ("Drift of the per-seed optimal lr with d_k, beside the Adam-step prediction",
+                    lr_views.drift_table(s, res.history)),
                    ("LR sensitivity (Wortsman et al. 2023): mean of best − achieved val AUC over the "
                     "condition's common grid (the rates most cells ran; a widened cell counts only those, "
                     "a narrowed one gets none), diverged runs at chance",
@@ -232,5 +235,20 @@ def quality(res: load.Results) -> Section:
         notes.append(f"lr views: {lr_select.NO_GRID}")
     conds = "; ".join(describe_runs(s, c) for c in load.conditions(s))
     return Section("quality", title, claim, FIGURES, RULE, overall(list(cells.values())), reason, conds,
-                   tables + [("Britz et al. 2017, Table 6 (newstest2013 BLEU, mean ± sd)", BRITZ)], notes,
+                   tables + [("Britz et al. 2017, Table 6 (newstest2013 BLEU, mean ± sd)", BRITZ)], notes, answer=said,
                    headline=headline(rows, res.primary), rule_brief=RULE_BRIEF)
+
+
+def _ordered(df: pd.DataFrame) -> pd.DataFrame:
+    """The profile table's columns in reading order; a cell that lacks one reads —."""
+    first = ["task", "optimizer", "d_k", "scaled learned"]
+    pairs = [qp.pair_name(pr) for pr in qp.PAIRS if qp.pair_name(pr) in df]
+    rest = [c for c in df.columns if c not in first + pairs]
+    return df[first + pairs[:1] + rest + pairs[1:]].fillna("—") if len(df) else df
+
+
+def _edges(s: pd.DataFrame, history) -> list[str]:
+    best = lr_select.best_lrs(lr_select.scored(s, history))
+    edges = best[best["edge"] != ""]
+    return [("best lr at a grid edge: " + ", ".join(f"{r.task}/{r.optimizer} {r.attention} d_k={int(r.d_k)} "
+                                                   f"({r.edge})" for r in edges.itertuples()))] if len(edges) else []

@@ -1,24 +1,23 @@
-"""The clauses of sub-claim 4 (quality), as pure functions of per-seed arrays.
+"""The clauses of sub-claim 4 (quality), read on the d_k profile: pure functions of the swept
+d_ks and per-seed differences [seeds, d_ks] over the d_ks that entered (quality_profile).
 
-(a) crossover: Δ = additive − unscaled accuracy AUC, seed by seed, at each
-    variant's best lr. Its per-seed slope against log2 d_k is above 0, Δ at the
-    largest d_k is above 0, and at the smallest d_k Δ lies within ±margin.
-    The margin comes from the seed spread: ALIKE_FRACTION (1) × the pooled
-    between-seed sd of the two variants' AUC there (never below MARGIN_FLOOR).
-    "Alike" then reads: swapping the compatibility function moves the AUC by
-    less than reseeding one variant does, so that one run of each could not
-    tell them apart. Half that sd (a "medium" standardised effect) would leave
-    8 seeds without power unless the pairing removed most of the noise (the
-    power table in tests/test_lr_study.py). A margin set to the
-    detectable difference of Δ itself would be circular (the interval of a
-    near-zero mean always fits inside its own detectable effect, so noise would
-    pass as "alike"); the between-seed sd is a property of each variant alone,
-    and the paired Δ, which shares data and init, is usually far tighter.
-(b) the fix: scaled − unscaled at the largest d_k, paired, above 0.
-(c) the lr view: the per-seed best lr of unscaled drifts with d_k (slope of
-    log2 best lr against log2 d_k excludes 0); "no drift" when the interval lies
-    within ±drift band (lr_select.drift_band: the optimum moves by less than
-    half a grid step over the whole sweep), even if it excludes 0.
+(a) additive − unscaled AUC:
+    ahead: the fixed-sequence step-down from the largest d_k (family-wise 5%) gives
+      the range where additive is ahead; 'yes' if it includes the largest swept d_k,
+      'no' if additive is behind there or alike (TOST within the margin).
+    crossover: d* where the mean profile crosses 0, with its interval (stats.profile).
+    alike: TOST against the declared margin at each d_k below d* (every d_k where
+      the profile never crosses); 'yes' if equivalent at one of them. Its power at
+      the measured paired sd is stated per d_k.
+(b) scaled − unscaled: the same step-down with the margin as null says from which
+    d_k on scaled is ahead by more than the margin; 'yes' if scaled is ahead (null 0)
+    at the largest swept d_k, 'no' if behind or alike there.
+A clause whose largest swept d_k did not enter (scaled did not learn there) cannot
+answer 'yes': that d_k was not measured.
+(c) per variant, the slope of log2(best lr) per doubling of d_k beside the Adam-step
+    prediction (lr.theory); judged on muP alone, whose prediction is a flat optimum:
+    'yes' if its interval lies within ±band (under half a grid step over the sweep),
+    'no' if wholly outside.
 """
 
 from __future__ import annotations
@@ -26,94 +25,138 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats as sps
 
-from experiments.analysis.verdicts.rules import Part, judge
-from experiments.analysis.stats.intervals import (
-    LEVEL,
-    MIN_SEEDS,
-    NAN_INTERVAL,
-    above,
-    below,
-    count,
-    detectable,
-    mean_ci,
-    per_seed_slopes,
-    within,
-)
+from experiments.analysis.stats import profile as sp
+from experiments.analysis.stats.intervals import MIN_SEEDS, NAN_INTERVAL, count, detectable, mean_ci, within
+from experiments.analysis.verdicts.rules import Part
 
-ALIKE_FRACTION = 1.0  # "alike": |Δ| below this many between-seed sds of one variant
-MARGIN_FLOOR = 0.005  # AUC (fraction correct): the margin never falls below half a point
+ALPHA = sp.ALPHA
+NONE_ENTERED = "no d_k where scaled and one of the two variants learned"
 
 
-def alike_margin(a, b) -> float:
-    """ALIKE_FRACTION × the pooled between-seed sd of a and b (per-seed AUCs of two variants at
-    one d_k), at least MARGIN_FLOOR; NaN when either has fewer than two finite seeds."""
-    a, b = (np.asarray(x, dtype=float) for x in (a, b))
-    a, b = a[np.isfinite(a)], b[np.isfinite(b)]
-    if a.size < 2 or b.size < 2:
-        return math.nan
-    pooled = math.sqrt(((a.size - 1) * a.var(ddof=1) + (b.size - 1) * b.var(ddof=1)) / (a.size + b.size - 2))
-    return max(ALIKE_FRACTION * pooled, MARGIN_FLOOR)
+def _fmt(ci) -> str:
+    est, lo, hi = ci
+    if not math.isfinite(est):
+        return "n/a"
+    return f"{est:+.3f} [{lo:+.3f}, {hi:+.3f}]" if math.isfinite(lo) else f"{est:+.3f}"
 
 
-def equivalence_power(sd: float, n: int, margin: float, level: float = LEVEL) -> float:
-    """Probability that the interval of a paired mean with true value 0 and sd `sd` over n seeds
-    lies wholly inside ±margin (the 'alike' clause answering yes): noncentral t, scipy."""
-    if n < MIN_SEEDS or not (math.isfinite(sd) and math.isfinite(margin)):
-        return math.nan
-    if sd == 0:
-        return 1.0
-    t = sps.t.ppf(0.5 + level / 2, n - 1)
-    # |mean| + t s/√n < margin, mean ~ N(0, sd²/n), s² ~ sd² χ²/(n-1): integrate over s
-    q = np.linspace(1e-4, 1 - 1e-4, 2001)
-    s = sd * np.sqrt(sps.chi2.ppf(q, n - 1) / (n - 1))
-    room = np.clip(margin - t * s / math.sqrt(n), 0, None)
-    return float(np.mean(2 * sps.norm.cdf(room * math.sqrt(n) / sd) - 1))
+def _at(d_ks, diffs, j) -> tuple:
+    x = np.asarray(diffs, dtype=float)[:, j]
+    return x, (mean_ci(x) if count(x) else NAN_INTERVAL), int(count(x))
 
 
-def crossover_rule(d_ks, delta, add_small, uns_small) -> list[Part]:
-    """(a) on delta [seeds, d_ks] (additive − unscaled AUC, NaN where a pair is missing)."""
-    d_ks = np.asarray(d_ks, dtype=float)
-    delta = np.asarray(delta, dtype=float).reshape(-1, d_ks.size)
-    slopes = per_seed_slopes(np.log2(d_ks), delta, log_x=False, log_y=False)
-    margin = alike_margin(add_small, uns_small)
-    d_lo, d_hi = int(d_ks[0]), int(d_ks[-1])
-    parts = [judge("slope of Δ AUC per doubling of d_k", "above 0", slopes, "above", 0.0, digits=3),
-             judge(f"Δ AUC at d_k={d_hi}", "above 0", delta[:, -1], "above", 0.0, digits=3)]
-    m = f"{margin:.3f}" if math.isfinite(margin) else "n/a"  # NaN margin: 'unclear' (or 'few')
-    return parts + [judge(f"Δ AUC at d_k={d_lo}", f"within ±{m}", delta[:, 0], "within",
-                          -margin, margin, digits=3)]
+def _span(d_ks: list[int]) -> str:
+    return f"d_k = {d_ks[0]}" if len(d_ks) == 1 else f"d_k = {', '.join(map(str, d_ks))}"
 
 
-def fix_rule(diff_large, d_large) -> Part:
-    """(b) scaled − unscaled AUC at the largest d_k, per seed: above 0."""
-    return judge(f"Δ AUC scaled − unscaled at d_k={int(d_large)}", "above 0", diff_large, "above", 0.0,
-                 digits=3)
+def not_measured(label: str, question: str, why: str) -> Part:
+    return Part(label, question, "few", NAN_INTERVAL, 0, math.nan, reading=why)
 
 
-def drift_part(label: str, slopes, band: float) -> Part:
-    """(c) one variant's per-seed slopes of log2(best lr) against log2 d_k: 'no' if the interval
-    lies within ±band (no drift a grid could act on), else 'yes' if it excludes 0 (the optimum
-    drifts), else 'unclear'."""
+def _top_missing(d_ks, largest) -> str:
+    return "" if d_ks and d_ks[-1] == largest else f"; the largest d_k, {largest}, not measured"
+
+
+def _not_ahead(x, margin: float) -> bool:
+    """Behind (one-sided, alpha), or equivalent within ±margin (TOST): not ahead, by the declared margin."""
+    return sp.one_sided_p(x, 0.0, "less") < ALPHA or sp.equivalent(x, margin) == "yes"
+
+
+def ahead_part(d_ks, diffs, largest: int, margin: float, label: str = "(a) additive ahead of unscaled") -> Part:
+    """'yes' where the step-down from the largest d_k rejects Δ <= 0 there (and maybe below),
+    'no' where additive is behind or alike (TOST at ±margin) at the largest d_k, else 'unclear'."""
+    question = f"ahead over a range including d_k = {largest}"
+    if not d_ks:
+        return not_measured(label, question, NONE_ENTERED)
+    from_d = sp.from_which(d_ks, sp.step_down(diffs))
+    reading = (f"ahead from d_k = {from_d} on (step-down, family-wise {ALPHA:.0%})" if from_d is not None
+               else "ahead at no d_k")
+    return _ahead_at_largest(d_ks, diffs, largest, margin, label, question, reading)
+
+
+def _ahead_at_largest(d_ks, diffs, largest: int, margin: float, label: str, question: str, reading: str) -> Part:
+    """'yes' if ahead (one-sided, null 0: the step-down's first test) at the largest swept d_k,
+    'no' if behind or alike there, 'unclear' otherwise or where that d_k did not enter."""
+    x, ci, n = _at(d_ks, diffs, -1)
+    if n < MIN_SEEDS:
+        answer = "few"
+    elif d_ks[-1] == largest and sp.one_sided_p(x, 0.0) < ALPHA:
+        answer = "yes"
+    elif _not_ahead(x, margin):
+        answer = "no"
+    else:
+        answer = "unclear"
+    reading += f"; at d_k = {d_ks[-1]}: {_fmt(ci)}" + _top_missing(d_ks, largest)
+    return Part(label, question, answer, ci, n, detectable(x) if n else math.nan, 3, reading)
+
+
+def crossover_of(d_ks, diffs) -> sp.Crossover:
+    return sp.crossover(d_ks, diffs) if len(d_ks) >= 2 else sp.Crossover(None, None, None)
+
+
+def alike_part(d_ks, diffs, margin: float, cross: sp.Crossover,
+               label: str = "(a) additive and unscaled alike") -> Part:
+    """TOST at ±margin at each d_k below d* (all d_ks without a crossing): 'yes' if equivalent at
+    one, 'no' if the interval lies wholly outside ±margin at every one, else 'unclear'."""
+    where = f"at or below d* = {cross.d_star:.3g}" if cross.d_star is not None else "at some d_k (no crossing)"
+    question = f"equivalent within ±{margin:g} {where}"
+    cols = [j for j, d in enumerate(d_ks) if cross.d_star is None or d <= cross.d_star]
+    if not cols:
+        return not_measured(label, question, "no d_k entered below d*")
+    diffs = np.asarray(diffs, dtype=float)
+    reads = {j: sp.equivalent(diffs[:, j], margin) for j in cols}
+    power = ", ".join(f"{d_ks[j]}: {_power(diffs[:, j], margin)}" for j in cols)
+    hits = [d_ks[j] for j in cols if reads[j] == "yes"]
+    shown = max((j for j in cols if reads[j] == "yes"), default=None)
+    if shown is None:  # the d_k nearest to equivalence
+        shown = min(cols, key=lambda j: abs(np.nanmean(diffs[:, j])) if count(diffs[:, j]) else math.inf)
+    x, ci, n = _at(d_ks, diffs, shown)
+    reading = (f"equivalent (TOST) at {_span(hits)}" if hits else "equivalent at no d_k") + \
+        f"; at d_k = {d_ks[shown]}: {_fmt(ci)}; power if truly equal at the paired sd: {power}"
+    values = set(reads.values())
+    answer = ("yes" if hits else "few" if values == {"few"} else "no" if values == {"no"} else "unclear")
+    return Part(label, question, answer, ci, n, detectable(x) if n else math.nan, 3, reading)
+
+
+def _power(x, margin: float) -> str:
+    x = np.asarray(x, dtype=float)
+    x = x[np.isfinite(x)]
+    p = sp.tost_power(float(np.std(x, ddof=1)), x.size, margin) if x.size > 1 else math.nan
+    return f"{p:.0%}" if math.isfinite(p) else "n/a"
+
+
+def fix_part(d_ks, diffs, margin: float, largest: int, label: str = "(b) scaled ahead of unscaled") -> Part:
+    """From which d_k on scaled − unscaled exceeds the margin (step-down, null = margin); 'yes'
+    if scaled is ahead (null 0) at the largest swept d_k, 'no' if behind or alike there."""
+    question = f"ahead at d_k = {largest}"
+    if not d_ks:
+        return not_measured(label, question, NONE_ENTERED)
+    from_d = sp.from_which(d_ks, sp.step_down(diffs, margin))
+    reading = (f"ahead by more than {margin:g} from d_k = {from_d} on" if from_d is not None
+               else f"ahead by more than {margin:g} at no d_k") + " (step-down)"
+    return _ahead_at_largest(d_ks, diffs, largest, margin, label, question, reading)
+
+
+def fix_from(d_ks, diffs, margin: float) -> int | None:
+    """The smallest d_k from which scaled − unscaled exceeds the margin (the step-down)."""
+    return sp.from_which(d_ks, sp.step_down(diffs, margin)) if d_ks else None
+
+
+def lr_slope_part(variant: str, slopes, band: float, predicted: float | None) -> Part:
+    """(c) one variant's per-seed slopes of log2(best lr) per doubling of d_k, beside the
+    prediction; judged (within ±band of the predicted 0) where the prediction is a flat optimum."""
     slopes = np.asarray(slopes, dtype=float)
     n = count(slopes)
     ci = mean_ci(slopes) if n else NAN_INTERVAL
-    question = f"interval excludes 0 (no drift if within ±{band:.2f})"
+    pred = "none" if predicted is None else f"{predicted:+.1f}"
+    question = f"flat: within ±{band:.2f}" if predicted == 0 else f"predicted {pred}"
     if n < MIN_SEEDS:
         answer = "few"
-    elif math.isfinite(band) and within(ci, -band, band) == "yes":
-        answer = "no"  # even if it excludes 0: under half a grid step over the sweep, no grid could act on it
-    elif "yes" in (above(ci, 0.0), below(ci, 0.0)):
-        answer = "yes"
+    elif predicted == 0 and math.isfinite(band):
+        answer = within(ci, -band, band)
     else:
-        answer = "unclear"
-    return Part(label, question, answer, ci, n, detectable(slopes) if n else math.nan)
-
-
-def includes_zero(part: Part) -> str:
-    """'includes 0' / 'excludes 0' / 'no interval' for a slope clause."""
-    _, lo, hi = part.ci
-    if not (math.isfinite(lo) and math.isfinite(hi)):
-        return "no interval"
-    return "includes 0" if lo <= 0 <= hi else "excludes 0"
+        answer = "reported"
+    reading = f"{_fmt(ci)} per doubling"
+    return Part(f"{variant}: slope of log2 best lr", question, answer, ci, n,
+                detectable(slopes) if n else math.nan, 2, reading)

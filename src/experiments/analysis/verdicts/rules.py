@@ -53,10 +53,13 @@ class Part:
     n: int
     detectable: float
     digits: int = 2
+    reading: str = ""  # what a clause over several d_k read, in words, in place of the one interval
 
     def text(self) -> str:
         if self.n == 0:
-            return f"{self.label}: not measured"
+            return f"{self.label}: not measured" + (f" ({self.reading})" if self.reading else "")
+        if self.reading:
+            return f"{self.label}: {self.reading} ({self.question}: {self.answer}; n = {self.n})"
         power = f"{self.detectable:.2g}" if math.isfinite(self.detectable) else "n/a"
         return (f"{self.label} {fmt_ci(self.ci, self.digits)} ({self.question}: {self.answer}; "
                 f"n = {self.n}, detectable {power})")

@@ -37,6 +37,7 @@ class Section:
     notes: list[str] = field(default_factory=list)  # sub-verdicts and caveats, one line each
     headline: str = ""  # the key number, a few words: what the first screen shows beside the verdict
     rule_brief: str = ""  # the rule in one sentence; the full rule is `rule` and docs/CLAIM.md
+    answer: list[str] = field(default_factory=list)  # "The answer" in plain words, one line per cell
 
 
 def no_data(key: str, title: str, claim: str, figures: list[str], rule: str, what: str,

@@ -1,0 +1,72 @@
+"""The answer in plain words: per (task, optimizer), one or two sentences read off the d_k
+profile. From which d_k on unscaled falls behind scaled, and by how much at the largest d_k;
+where additive crosses unscaled; where the variants are alike; whether muP's rate transfers.
+REPORT.md and the dashboard open with them. Every number comes from the clauses' own
+functions (stats.profile, quality_rules), so the sentences cannot disagree with the verdict.
+"""
+
+from __future__ import annotations
+
+from experiments.analysis.stats import profile as sp
+from experiments.analysis.stats.intervals import mean_ci
+from experiments.analysis.verdicts import quality_profile as qp
+from experiments.analysis.verdicts.rules import Part
+
+
+def _ranges(d_ks: list[int]) -> str:
+    return "d_k = " + ", ".join(map(str, d_ks))
+
+
+def _fix(p: qp.CellProfile, fix_from: int | None, margin: float) -> str:
+    if qp.FIX_PAIR not in p.diffs:
+        return "Scaled was not run, so when unscaled falls behind it is not measured."
+    d_ks, diffs = p.entered(qp.FIX_PAIR)
+    if not d_ks:
+        return "Scaled learned at no d_k, so when unscaled falls behind it is not measured."
+    at = qp.fmt_delta(mean_ci(diffs[:, -1]))
+    behind = sp.from_which(d_ks, sp.step_down(diffs))
+    head = (f"Unscaled falls behind scaled from d_k = {behind} on" if behind is not None
+            else "Unscaled falls behind scaled at no d_k measured")
+    beyond = (f"by more than {margin:g} AUC from d_k = {fix_from} on" if fix_from is not None
+              else f"by more than {margin:g} AUC at none")
+    return f"{head} ({beyond}), by {at} at d_k = {d_ks[-1]}."
+
+
+def _additive(p: qp.CellProfile, cross: sp.Crossover | None, margin: float) -> str:
+    if cross is None:
+        return "Additive was not run."
+    d_ks, diffs = p.entered(qp.CLAIM_PAIR)
+    if not d_ks:
+        return "Additive against unscaled: not measured (neither learned at a d_k where scaled did)."
+    ahead = sp.from_which(d_ks, sp.step_down(diffs)) if d_ks else None
+    alike = [d for j, d in enumerate(d_ks) if sp.equivalent(diffs[:, j], margin) == "yes"]
+    where = (f"crosses unscaled at d* = {cross.text()}" if cross.d_star is not None
+             else "never crosses unscaled from below")
+    ahead_words = f"ahead from d_k = {ahead} on" if ahead is not None else "ahead at no d_k"
+    alike_words = (f"alike within ±{margin:g} at {_ranges(alike)}" if alike
+                   else f"alike within ±{margin:g} at no d_k")
+    return f"Additive {where}: {ahead_words}, {alike_words}."
+
+
+def _mup(lr_parts: list[Part]) -> str:
+    mup = [q for q in lr_parts if q.label.startswith("mup:")]
+    if not mup or mup[0].n == 0:
+        return "Whether muP's rate transfers: not measured (no mup runs)."
+    q = mup[0]
+    word = {"yes": "transfers", "no": "does not transfer"}.get(q.answer, "may or may not transfer (unclear)")
+    return f"muP's rate {word}: its optimum moves {q.reading} ({q.question})."
+
+
+def cell_answer(p: qp.CellProfile, verdict: str, cross: sp.Crossover | None, fix_from: int | None,
+                lr_parts: list[Part], margin: float) -> str:
+    """'**task/opt** (verdict): sentences' for one (task, optimizer)."""
+    missing = p.unmeasured()
+    gap = (f" Not measured at {_ranges(missing)}: scaled did not learn there." if missing else "")
+    return (f"**{p.name}** ({verdict}): {_fix(p, fix_from, margin)} {_additive(p, cross, margin)} "
+            f"{_mup(lr_parts)}{gap}")
+
+
+def answer_lines(sections) -> list[str]:
+    """The answer sentences of whichever section carries them (the quality section)."""
+    return [line for s in sections for line in getattr(s, "answer", [])]
+

@@ -1,0 +1,155 @@
+"""The d_k profile of one (task, optimizer): paired AUC differences of the variants, at each
+variant's best learning rate, at every d_k where the comparison measures attention.
+
+A d_k enters only where scaled learned there: its seed-mean AUC covered at least
+`learned_fraction` of the way from chance to scaled's best AUC in that cell. Below
+that the task, not the attention, decides (vector_retrieval's plateau at chance), and
+the d_k reads "not measured". A pair's d_k enters where, besides, one of its two
+variants cleared the same bar: a gap between two models at chance says nothing about
+either, however tight the seeds make it. A cell without scaled runs has no gate.
+
+Shared by the quality section (the table and clauses), the profile figure and the
+answer, so that a number read in one of them is the number read in the others.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from experiments.analysis.lr import select as lr_select
+from experiments.analysis.stats import profile as stats_profile
+from experiments.analysis.stats.intervals import mean_ci
+from experiments.analysis.tables import diverged as status
+from experiments.analysis.tables import load
+
+ALIKE_MARGIN = 0.05  # AUC: "alike" within ±this, declared before the data (conf/analysis.yaml)
+LEARNED_FRACTION = 0.25  # of the way from chance to scaled's best AUC: a d_k where scaled learned
+# (a, b): Δ = a − b, seed by seed; the first is sub-claim 4's pair, the second its fix
+PAIRS = (("additive", "unscaled"), ("scaled", "unscaled"), ("qk_norm", "scaled"), ("mup", "scaled"))
+CLAIM_PAIR, FIX_PAIR = PAIRS[0], PAIRS[1]
+
+
+def declared(res: load.Results) -> tuple[float, float]:
+    """(alike margin, learned fraction) as conf/analysis.yaml declares them, else the defaults."""
+    given = getattr(res, "declared", None) or {}
+    return (float(given.get("alike_margin", ALIKE_MARGIN)),
+            float(given.get("learned_fraction", LEARNED_FRACTION)))
+
+
+def pair_name(pair: tuple[str, str]) -> str:
+    return f"{pair[0]} − {pair[1]}"
+
+
+@dataclass(frozen=True)
+class CellProfile:
+    """One (task, optimizer): the swept d_ks, which entered, and per pair the per-seed Δ
+    [seeds, d_ks] (NaN where a pair is missing or the d_k did not enter)."""
+    name: str
+    d_ks: list[int]
+    measured: list[bool]
+    gate: str  # how `measured` was decided, in words
+    diffs: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
+    n_seeds: int = 0
+    pair_gate: dict[tuple[str, str], list[bool]] = field(default_factory=dict)  # measured, and one learned
+
+    def columns(self, pair=None) -> list[int]:
+        """Indices of the d_ks that entered (for `pair`: where one of its variants learned too)."""
+        gate = self.pair_gate.get(pair, self.measured)
+        return [j for j, m in enumerate(gate) if m]
+
+    def entered(self, pair) -> tuple[list[int], np.ndarray]:
+        """(d_ks, Δ [seeds, those d_ks]) of a pair over the d_ks that entered."""
+        cols = self.columns(pair)
+        return [self.d_ks[j] for j in cols], self.diffs[pair][:, cols]
+
+    def unmeasured(self) -> list[int]:
+        return [d for d, m in zip(self.d_ks, self.measured) if not m]
+
+
+def _auc_matrix(completed: pd.DataFrame, variant: str, d_ks, seeds) -> np.ndarray:
+    return np.stack([load.cell_values(completed, "accuracy_auc", variant, d, seeds) for d in d_ks], axis=1)
+
+
+def learned(best: pd.DataFrame, d_ks, fraction: float) -> tuple[dict[str, list[bool]], str]:
+    """({variant: per d_k, did its seed-mean AUC at its best lr (diverged runs at chance) cover
+    `fraction` of the way from chance to scaled's best seed-mean AUC in this cell}, the bar in
+    words). Every d_k counts as learned where scaled was not run."""
+    means = best.groupby(["attention", "d_k"])["val_auc"].mean()
+    variants = sorted(set(best["attention"]))
+    if "scaled" not in variants:
+        return {v: [True] * len(d_ks) for v in variants}, "no scaled runs: every d_k enters"
+    sc = best[best["attention"] == "scaled"]
+    chance = float(sc["chance"].mean()) if sc["chance"].notna().any() else 0.0
+    top = float(means["scaled"].max())
+    bar = chance + fraction * (top - chance)
+    out = {v: [bool((v, d) in means.index and means[(v, d)] >= bar) for d in d_ks] for v in variants}
+    return out, (f"scaled learned: seed-mean AUC ≥ {bar:.3f} (chance {chance:.3f} + {fraction:.0%} of the "
+                 f"way to its best, {top:.3f})")
+
+
+def cell_profile(every: pd.DataFrame, history=None, fraction: float = LEARNED_FRACTION,
+                 name: str = "") -> CellProfile:
+    """The profile of one condition's summary rows (every lr); see the module docstring."""
+    best = lr_select.at_best(every, history)
+    completed = status.completed(best)
+    seeds = sorted(every["seed"].unique())
+    d_ks = sorted(int(d) for d in best["d_k"].unique())
+    did, gate = learned(best, d_ks, fraction)
+    measured = did.get("scaled", [True] * len(d_ks))
+    diffs, pair_gate = {}, {}
+    for a, b in PAIRS:
+        if a in did and b in did:
+            diffs[(a, b)] = _auc_matrix(completed, a, d_ks, seeds) - _auc_matrix(completed, b, d_ks, seeds)
+            pair_gate[(a, b)] = [m and (x or y) for m, x, y in zip(measured, did[a], did[b])]
+    return CellProfile(name, d_ks, measured, gate, diffs, len(seeds), pair_gate)
+
+
+def sd_of(x) -> float:
+    x = np.asarray(x, dtype=float)
+    x = x[np.isfinite(x)]
+    return float(np.std(x, ddof=1)) if x.size > 1 else math.nan
+
+
+def fmt_delta(ci) -> str:
+    est, lo, hi = ci
+    if not math.isfinite(est):
+        return "n/a"
+    bounds = f" [{lo:+.3f}, {hi:+.3f}]" if math.isfinite(lo) and math.isfinite(hi) else ""
+    return f"{est:+.3f}{bounds}"
+
+
+def profile_rows(p: CellProfile, margin: float) -> list[dict]:
+    """Table rows, one per d_k: each pair's Δ [95% CI] with what the clauses read there (alike by
+    TOST at ±margin, ahead by the step-down from the largest d_k), TOST's power at the paired sd."""
+    marks = {}
+    for pair, null in ((CLAIM_PAIR, 0.0), (FIX_PAIR, margin)):
+        if pair in p.diffs:
+            d_ks, diffs = p.entered(pair)
+            marks[pair] = dict(zip(d_ks, stats_profile.step_down(diffs, null)))
+    rows = []
+    for j, d in enumerate(p.d_ks):
+        row = {"d_k": d, "scaled learned": "yes" if p.measured[j] else "no: not measured"}
+        for pair, diff in p.diffs.items():
+            x = diff[:, j]
+            text = fmt_delta(mean_ci(x)) if np.isfinite(x).any() else "—"
+            if p.measured[j] and j not in p.columns(pair):
+                text += " (neither learned)"
+            elif p.measured[j] and pair == CLAIM_PAIR:
+                tost = stats_profile.equivalent(x, margin)
+                text += " alike" if tost == "yes" else ""
+                text += " ahead" if marks[pair].get(d) else ""
+                row[f"TOST power ±{margin:g}"] = _pct(stats_profile.tost_power(sd_of(x), int(np.isfinite(x).sum()),
+                                                                              margin))
+            if p.measured[j] and pair == FIX_PAIR and marks[pair].get(d):
+                text += f" ahead by > {margin:g}"
+            row[pair_name(pair)] = text
+        rows.append(row)
+    return rows
+
+
+def _pct(x: float) -> str:
+    return f"{x:.0%}" if math.isfinite(x) else "n/a"
