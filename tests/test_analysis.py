@@ -123,7 +123,7 @@ def test_report_has_a_section_per_sub_claim_each_with_one_verdict(results):
     assert len(sections) == len(SECTIONS)
     for body in sections:
         assert len(VERDICT.findall(body)) == 1, body[:200]
-        assert "**Rule.**" in body and "**Conditions.**" in body and "| --- |" not in body
+        assert "**Rule.**" in body and "**Conditions" in body and "| --- |" not in body
         for link in re.findall(r"\]\((figures/[^)]+\.png)\)", body):
             assert (results / link).exists(), link
     assert "18.22 ± 0.03" in text  # Britz et al. beside the measured pattern
@@ -226,7 +226,7 @@ def test_dashboard_is_self_contained(results, tmp_path):
     # the profile, quality, cost and the steps survival of each of the two conditions
     page = (tmp_path / "dashboard.html").read_text()
     assert_self_contained(page, n_figures=5)
-    assert page.index("<h2>The answer</h2>") < page.index("<h2>Verdicts</h2>")
+    assert page.index("<h2>The answer</h2>") < page.index("<h2>Sub-claims</h2>")
 
 
 def test_primary_condition_from_the_command_line(tmp_path, capsys):

@@ -98,7 +98,7 @@ def test_the_answer_figure_and_dashboard_block():
     assert line.startswith("**assoc_recall/adam** (") and "Additive crosses unscaled at d* = " in line
     assert "Whether muP's rate transfers: not measured (no mup runs)." in line
     block = dashboard.answer_html([section])
-    assert block.startswith("<section id='answer'>") and "<strong>assoc_recall/adam</strong>" in block
+    assert block.startswith("<h2>The answer</h2>") and "<strong>assoc_recall/adam</strong>" in block
     assert dashboard.answer_html([]) == ""
     assert dashboard.answer_html([Section("q", "", "", [], "", "", "", "", answer=["<b>&"])]).count("&lt;b&gt;&amp;")
     ((name, fig),) = figures_profile.profile(res)

@@ -139,7 +139,8 @@ def first_screen(res: load.Results, sections: list[Section], rendered: list[Rend
 def render(res: load.Results, sections: list[Section], rendered: list[Rendered], notes: list[str],
            answer: str | None = None) -> str:
     """The page; `answer` is the answer block's HTML, by default the sections' own (answer_html)."""
-    answer = answer_html(sections) if answer is None else answer
+    if answer is None:  # a folder with too few seeds opens with the quick look instead
+        answer = "" if quick_look.wanted(res) else answer_html(sections)
     shown = set() if res.summary is None else set(res.summary["attention"])
     # every variant on the page in its figures' colour (one the registry does not colour included)
     payload = runs_payload(res) | {"colours": style.COLOURS | {v: style.colour(v) for v in sorted(shown)}}

@@ -108,7 +108,7 @@ def answer_md(res: load.Results, sections: list[Section]) -> list[str]:
     """"## The answer": per (task, optimizer), the plain sentences of verdicts.answer, and the
     profile figure; nothing where no section carries an answer."""
     lines = answer_lines(sections)
-    if not lines:
+    if not lines or quick_look.wanted(res):  # too few seeds: the quick look opens the report instead
         return []
     return ["## The answer", "\n".join(f"- {line}" for line in lines), *figure_links(res, ["profile"])]
 
