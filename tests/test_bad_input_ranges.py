@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from fixtures_results import write_synthetic_results
-from test_bad_input import FULL_ROWS, SUBPROCESS, Case, a_file, case_id, check_case, write_table
+from test_bad_input import FULL_ROWS, SUBPROCESS, Case, a_file, case_id, check_case, group_options, write_table
 
 from experiments import report
 from experiments.analysis.tables import load
@@ -118,7 +118,7 @@ CASES = [
     Case("train", ("results_dir=res(1)",), "results_dir=res(1)", "quote the value: \"results_dir='res(1)'\""),
     Case("probe", ("seeds=[1,1]",), "seeds", "must not repeat a seed"),
     Case("probe", ("n_keys=100000000",), "n_keys", "GB (estimated)"),
-    Case("train", ("experiment=",), "experiment", "needs an option name; allowed: claim_full"),
+    Case("train", ("experiment=",), "experiment", "needs an option name; allowed: " + group_options("experiment")),
     Case("train", ("hydra.run.dir=/proc/nope",), "hydra.run.dir", "cannot be created: /proc", **SUBPROCESS),
     Case("probe", ("hydra.run.dir={tmp}/afile/x",), "hydra.run.dir", "is a file, not a folder", a_file),
     Case("train", ("-m", "seed=0,1", "hydra.sweep.dir=/proc/nope"), "hydra.sweep.dir", "cannot be created: /proc"),
