@@ -180,3 +180,19 @@ def test_a_pruned_job_records_its_pruned_lanes_and_a_relaunch_skips_them(tmp_pat
     assert len(retrained) == 2 and all(s["status"] == "completed" and s["steps_done"] == s["steps"]
                                        for s in retrained)
     assert [s for s in off if s["run_id"] not in gone] == [s for s in first if s not in pruned]  # skipped
+
+
+def test_replay_reads_every_cell_and_clause_of_the_verdicts(tmp_path):
+    """The readings the replay compares cover each cell's verdict and each clause's answer: a
+    change of text format that hid them would make 'verdicts_changed' empty by construction."""
+    from fixtures_results import write_synthetic_results
+
+    from experiments.analysis import results
+    from experiments.analysis.verdicts import replay
+
+    r = replay.readings(results.load_results(write_synthetic_results(tmp_path)))
+    assert {"quality assoc_recall/adam: verdict", "quality mqar/sgd: verdict"} <= set(r)
+    for key in ("variance", "saturation", "jacobian", "quality"):
+        assert any(k.startswith(f"{key} #") for k in r), key
+    assert set(r.values()) <= {"yes", "no", "unclear", "few", "holds", "does not hold", "inconclusive",
+                               "not observed in this setting"}

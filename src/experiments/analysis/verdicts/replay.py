@@ -26,7 +26,9 @@ from experiments.analysis.lr import select as lr_select
 from experiments.analysis.tables import load
 from experiments.analysis.verdicts.sections import all_sections
 
-CLAUSE = re.compile(r"(?:^|; )([^;]*?) (?:[-−0-9.e+]+ )?\[[^\]]*\] \(([^:()]+): (yes|no|unclear|few);")
+ANSWER = re.compile(r"\(([^();]+): (yes|no|unclear|few); n = \d+[;),]")  # every clause's (question: answer; n)
+CELL_VERDICT = re.compile(r"(\w+/\w+): (holds|does not hold|inconclusive)\b")  # a cell's reading in a reason
+NUMBER = re.compile(r"[-−+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 
 
 def cell_name(task: str, optimizer: str) -> str:
@@ -38,13 +40,18 @@ def _cells(summary: pd.DataFrame) -> list[tuple[str, str]]:
 
 
 def readings(res: load.Results) -> dict[str, str]:
-    """{reading: answer}: each section's verdict and each clause's answer in its reason and notes."""
+    """{reading: answer}: each section's verdict, each cell's verdict, and each clause's answer in
+    its reason and notes. A clause is keyed by its place and its question with the numbers masked
+    (a question names a measured value, e.g. d*, which may move without the answer changing)."""
     out = {}
     for s in all_sections(res):
         out[f"{s.key}: verdict"] = s.verdict
-        clauses = [c for text in [s.reason, *s.notes] for c in CLAUSE.findall(text)]
-        for i, (label, question, answer) in enumerate(clauses):  # a label recurs across tasks: numbered
-            out[f"{s.key} #{i}: {label.strip()} ({question.strip()})"] = answer
+        texts = [s.reason, *s.notes]
+        for cell, verdict in (c for text in texts for c in CELL_VERDICT.findall(text)):
+            out[f"{s.key} {cell}: verdict"] = verdict
+        clauses = [c for text in texts for c in ANSWER.findall(text)]
+        for i, (question, answer) in enumerate(clauses):  # a question recurs across tasks: numbered
+            out[f"{s.key} #{i}: {NUMBER.sub('#', question.strip())}"] = answer
     return out
 
 
