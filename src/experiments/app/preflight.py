@@ -36,6 +36,13 @@ PATH_HEADROOM = 200
 MIN_FREE_BYTES = 1 << 20
 
 
+def nearest_existing(path: Path) -> Path:
+    """`path` itself, or its nearest ancestor that exists (what a new folder would be made in)."""
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
+
+
 def check_output_dir(key: str, path) -> None:
     """ConfigError unless `path` is, or can be created as, a writable folder.
 
@@ -46,9 +53,7 @@ def check_output_dir(key: str, path) -> None:
         raise ConfigError(f"{key}: must be a non-empty path, got {text!r}")
     target = Path(os.path.abspath(text))  # as Hydra and the command will use it (no ~ expansion)
     check_path_length(key, text)
-    existing = target
-    while not existing.exists() and existing != existing.parent:
-        existing = existing.parent
+    existing = nearest_existing(target)
     if not existing.is_dir():
         where = "is a file" if existing == target else f"cannot be created: {existing} is a file"
         raise ConfigError(f"{key}: {text!r} {where}, not a folder; pick another {key}")
@@ -255,9 +260,7 @@ def _validate_or_fail(validate: Validator, cfg: DictConfig, multirun: bool) -> N
 
 def check_free_space(path) -> None:
     """OSError(ENOSPC) when the disk that would hold `path` is (nearly) full."""
-    existing = Path(os.path.abspath(str(path)))
-    while not existing.exists() and existing != existing.parent:
-        existing = existing.parent
+    existing = nearest_existing(Path(os.path.abspath(str(path))))
     if shutil.disk_usage(existing).free < MIN_FREE_BYTES:
         raise OSError(errno.ENOSPC, "No space left on device", str(existing))
 
