@@ -223,8 +223,10 @@ def test_fresh_tables_say_nothing(tmp_path):
 
 def test_runs_of_other_budgets_are_not_pooled_into_one_cell(tmp_path, capsys):
     root = write_synthetic_results(tmp_path / "res")
-    summary = pd.read_parquet(root / "summary.parquet").assign(**{"train.steps": 300, "logger.mode": "offline"})
+    summary = pd.read_parquet(root / "summary.parquet").assign(**{"train.steps": 300, "logger.mode": "offline",
+                                                                  "train.prune.enabled": True})
     summary.loc[summary.index[1:], "logger.mode"] = "online"  # not part of a run's identity
+    summary.loc[summary.index[1:], "train.prune.enabled"] = False  # scheduling: a confirmation seed's
     summary.to_parquet(root / "summary.parquet")
     summary.loc[summary.index[2], "train.steps"] = None  # recorded before the key existed
     summary.to_parquet(root / "summary.parquet")

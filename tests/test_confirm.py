@@ -10,6 +10,8 @@ from omegaconf import OmegaConf
 from test_lanes import compose_train
 
 from experiments import train
+from experiments.analysis import results as analysis_results
+from experiments.analysis.lr import select
 from experiments.app import confirm_job
 from experiments.app.errors import CONF_DIR
 from experiments.store import collect, results
@@ -45,8 +47,13 @@ def test_confirmation_trains_fresh_seeds_at_the_chosen_rate_only(tmp_path):
     assert (entry["selection_seeds"], entry["confirm_seeds"]) == ([0, 1], [2, 3])
     again = _confirm(tmp_path)  # a relaunch skips what is done
     assert [s["wall_time_s"] for s in again] == [s["wall_time_s"] for s in confirmed]
-    summary, _ = collect.collect(tmp_path)
+    summary, history = collect.collect(tmp_path)
     assert len(summary) == 6 and set(summary.loc[summary["seed"] >= 2, "lr"]) == {chosen}
+    res = analysis_results.from_tables(tmp_path, {"summary": summary, "history": history, "probe": None,
+                                                  "cost": None}, confirm_seeds_from=2)  # no mixed-cell error
+    assert set(res.history["run_id"]) == {s["run_id"] for s in confirmed}  # the judged runs
+    [gain] = select.optimism(res.summary, res.history_all).to_dict("records")
+    assert (gain["lr"], gain["n_selection"], gain["n_confirmation"]) == (chosen, 2, 2)
 
 
 def test_bad_confirm_command_lines_are_one_line(tmp_path):
@@ -57,3 +64,36 @@ def test_bad_confirm_command_lines_are_one_line(tmp_path):
                               capture_output=True, text=True, timeout=300)
         assert proc.returncode == 2 and proc.stderr.strip().startswith(expected), proc.stderr
         assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_the_analysis_chooses_on_selection_seeds_and_judges_on_confirmation_seeds():
+    """lr.select on a summary with phases: the confirmation seeds never choose the rate, are the
+    only runs judged where a cell has them, and give the optimism of the choice."""
+    import pandas as pd
+
+    from experiments.analysis.lr import select
+    from experiments.analysis.tables import load
+
+    rows = []
+    for seed in range(4):  # selection: 1e-2 is the best rate on seeds 0-3
+        for lr, auc in ((1e-3, 0.50), (1e-2, 0.80)):
+            rows.append(dict(seed=seed, lr=lr, accuracy_auc=auc + 0.01 * seed))
+    for seed in (4, 5):  # confirmation at 1e-2, lower than the selection seeds; a 1e-3 run that
+        rows.append(dict(seed=seed, lr=1e-2, accuracy_auc=0.70))  # would win the choice if it counted
+    rows.append(dict(seed=6, lr=1e-3, accuracy_auc=0.99))
+    summary = pd.DataFrame(rows).assign(run_id=lambda d: [f"r{i}" for i in range(len(d))], task="assoc_recall",
+                                        optimizer="adam", attention="scaled", d_k=16, status="completed",
+                                        final_val_accuracy=0.9)
+    marked = load.with_phase(summary, 4)
+    assert select.best_lrs(select.scored(marked))["best_lr"].tolist() == [1e-2]
+    judged = select.at_best(marked)
+    assert sorted(judged["seed"]) == [4, 5]
+    [gain] = select.optimism(marked).to_dict("records")
+    assert gain["n_selection"] == 4 and gain["n_confirmation"] == 2
+    assert abs(gain["optimism"] - (0.815 - 0.70)) < 1e-9
+    # without phases every seed chooses (seed 6's 0.99 pulls 1e-3 up but not past 1e-2) and is judged
+    plain = load.with_phase(summary, None)
+    assert sorted(select.at_best(plain)["seed"]) == [0, 1, 2, 3, 4, 5] and select.optimism(plain).empty
+    flipped = load.with_phase(summary.assign(accuracy_auc=summary["accuracy_auc"].where(summary["seed"] != 6, 9.0)), None)
+    assert select.best_lrs(select.scored(flipped))["best_lr"].tolist() == [1e-3]  # the test can fail
+    assert select.best_lrs(select.scored(load.with_phase(flipped, 4)))["best_lr"].tolist() == [1e-2]

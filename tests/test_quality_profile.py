@@ -109,7 +109,8 @@ def test_the_answer_figure_and_dashboard_block():
 
 
 @pytest.mark.parametrize("arg", ["alike_margin=0", "alike_margin=-0.1", "alike_margin=nan", "alike_margin=inf",
-                                 "learned_fraction=0", "learned_fraction=1.5"])
+                                 "learned_fraction=0", "learned_fraction=1.5", "confirm_seeds_from=0",
+                                 "confirm_seeds_from=-3"])
 def test_declared_margins_are_checked(tmp_path, capsys, arg):
     _summary().to_parquet(tmp_path / "summary.parquet", index=False)
     assert report.main([f"results_dir={tmp_path}", arg]) == 2

@@ -20,12 +20,15 @@ def runs_at_best_lr(summary, history) -> set:
 
 
 def load_results(root: str | os.PathLike, primary_optimizer: str = "adam",
-                 primary_task: str | None = None) -> load.Results:
-    """load.load_results with the learning-rate policy applied (see runs_at_best_lr)."""
-    return load.load_results(root, primary_optimizer, primary_task, keep_runs=runs_at_best_lr)
+                 primary_task: str | None = None, confirm_seeds_from: int | None = None) -> load.Results:
+    """load.load_results with the learning-rate policy applied (see runs_at_best_lr), seeds from
+    confirm_seeds_from on read as confirmation seeds (lr.select)."""
+    return load.load_results(root, primary_optimizer, primary_task, keep_runs=runs_at_best_lr,
+                             confirm_seeds_from=confirm_seeds_from)
 
 
 def from_tables(root: Path, tables: dict, primary_optimizer: str = "adam",
-                primary_task: str | None = None) -> load.Results:
+                primary_task: str | None = None, confirm_seeds_from: int | None = None) -> load.Results:
     """load.from_tables (tables already in memory) with the same learning-rate policy."""
-    return load.from_tables(root, tables, primary_optimizer, primary_task, keep_runs=runs_at_best_lr)
+    return load.from_tables(root, tables, primary_optimizer, primary_task, keep_runs=runs_at_best_lr,
+                            confirm_seeds_from=confirm_seeds_from)

@@ -44,6 +44,9 @@ class AnalysisConfig:
     # the way from chance to its best AUC in that (task, optimizer).
     alike_margin: float = ALIKE_MARGIN
     learned_fraction: float = LEARNED_FRACTION
+    # Seeds from this one on are confirmation seeds (experiments.confirm): they never choose
+    # a rate, and where a cell has them they alone are judged. None: every seed selects.
+    confirm_seeds_from: Optional[int] = 8
 
 
 ConfigStore.instance().store(name="analysis_schema", node=AnalysisConfig)
@@ -94,9 +97,13 @@ def compose_config(argv: Sequence[str]) -> AnalysisConfig:
                 raise ConfigError(f"{Path(str(cfg.results_dir)) / FOLDER_CONFIG}: {explain(e)}") from None
     check_declared("alike_margin", cfg.alike_margin, "a finite number > 0 (AUC)", lambda x: x > 0)
     check_declared("learned_fraction", cfg.learned_fraction, "a number in (0, 1]", lambda x: 0 < x <= 1)
+    if cfg.confirm_seeds_from is not None:
+        check_declared("confirm_seeds_from", cfg.confirm_seeds_from, "a whole number >= 1 or null",
+                       lambda x: x >= 1 and float(x).is_integer())
     return AnalysisConfig(results_dir=str(cfg.results_dir), primary_optimizer=str(cfg.primary_optimizer),
                           primary_task=None if cfg.primary_task is None else str(cfg.primary_task),
-                          alike_margin=float(cfg.alike_margin), learned_fraction=float(cfg.learned_fraction))
+                          alike_margin=float(cfg.alike_margin), learned_fraction=float(cfg.learned_fraction),
+                          confirm_seeds_from=None if cfg.confirm_seeds_from is None else int(cfg.confirm_seeds_from))
 
 
 def check_declared(key: str, value, allowed: str, ok) -> None:
@@ -119,9 +126,11 @@ def _compose(argv: list[str]):
 
 def load_configured(cfg: AnalysisConfig) -> load.Results:
     """The results folder's tables with the primary condition the config names."""
-    res = analysis_results.load_results(cfg.results_dir, cfg.primary_optimizer, cfg.primary_task)
+    res = analysis_results.load_results(cfg.results_dir, cfg.primary_optimizer, cfg.primary_task,
+                                        cfg.confirm_seeds_from)
     return dataclasses.replace(res, declared={"alike_margin": cfg.alike_margin,
-                                              "learned_fraction": cfg.learned_fraction})
+                                              "learned_fraction": cfg.learned_fraction,
+                                              "confirm_seeds_from": cfg.confirm_seeds_from})
 
 
 def entry(name: str, task: Callable[[load.Results], None], argv: Sequence[str] | None = None) -> int:

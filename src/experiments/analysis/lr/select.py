@@ -21,6 +21,13 @@ accuracy so far, then at most `slack` above the last and rising at its recent
 pace); on the committed study that bound was about unbiased where the last
 accuracy held was not (experiments.replay measures the error).
 
+Confirmation seeds (a summary with `phase`, tables.load.with_phase: seeds from
+conf/analysis.yaml's confirm_seeds_from on, trained by experiments.confirm at the
+rate the selection seeds chose) never choose a rate, per cell nor per seed, nor
+enter the LR sensitivity. Where a cell has them, they alone are its runs at the
+best lr (`at_best`): every clause is judged on seeds that did not pick the rate,
+and `optimism` says how much the selection seeds flattered it.
+
 A summary with one lr per cell (results written before the grid existed)
 works the same: the best lr is the only one, and the lr views say so
 (NO_GRID). Everything here is a pure function of the frames it is given.
@@ -37,6 +44,7 @@ import pandas as pd
 from experiments.analysis.tables import diverged as status
 
 CELL = ["task", "optimizer", "attention", "d_k"]
+PHASE, CONFIRMATION = "phase", "confirmation"  # tables.load.with_phase
 NO_GRID = "one learning rate per cell: no lr view"
 SCORES = {"accuracy_auc": "val_auc", "final_val_accuracy": "val_final"}  # column -> diverged at chance
 
@@ -115,8 +123,20 @@ def has_grid(summary: pd.DataFrame | None) -> bool:
     return bool((s.groupby(CELL)["lr"].nunique() > 1).any())
 
 
+def confirming(runs: pd.DataFrame) -> pd.Series:
+    """True for the runs of confirmation seeds (False everywhere without a `phase` column)."""
+    return runs[PHASE].eq(CONFIRMATION) if PHASE in runs else pd.Series(False, index=runs.index)
+
+
+def selecting(runs: pd.DataFrame) -> pd.DataFrame:
+    """The runs that choose the rate: all but the confirmation seeds'."""
+    return runs[~confirming(runs)]
+
+
 def lr_means(sc: pd.DataFrame) -> pd.DataFrame:
-    """Per (cell, lr): seed means of val_auc and val_final, seeds, diverged runs (from `scored`)."""
+    """Per (cell, lr), over the selection seeds: means of val_auc and val_final, seeds, diverged
+    runs (from `scored`)."""
+    sc = selecting(sc)
     g = sc.assign(_div=sc.index.isin(status.diverged(sc).index),
                   pruned_rate=sc["pruned_rate"] if "pruned_rate" in sc else False)
     g = g.groupby(CELL + ["lr"], dropna=False)
@@ -147,12 +167,37 @@ def best_lrs(sc: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=CELL + ["best_lr", "best_val_auc", "grid", "n_lrs", "edge"])
 
 
-def at_best(summary: pd.DataFrame, history: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The runs of each cell at that cell's best lr (all runs where a cell has one lr), with `lr`,
-    `val_auc`, `val_final` and the cell's `edge` flag."""
+def at_chosen(summary: pd.DataFrame, history: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Every run of each cell at that cell's best lr, selection and confirmation seeds alike,
+    with `lr`, `val_auc`, `val_final` and the cell's `edge` flag."""
     sc = scored(summary, history)
     best = best_lrs(sc)[CELL + ["best_lr", "edge"]].rename(columns={"best_lr": "lr"})
     return sc.merge(best, on=CELL + ["lr"], how="inner")  # NaN lr (none recorded) matches NaN
+
+
+def at_best(summary: pd.DataFrame, history: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The runs judged: each cell's runs at its best lr (all runs where a cell has one lr), its
+    confirmation seeds alone where it has any; with `lr`, `val_auc`, `val_final`, `edge`."""
+    runs = at_chosen(summary, history)
+    fresh = confirming(runs)
+    has_fresh = fresh.groupby([runs[c] for c in CELL], dropna=False).transform("any")
+    return runs[fresh | ~has_fresh]
+
+
+def optimism(summary: pd.DataFrame, history: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per cell with confirmation seeds: the seed-mean val AUC at the chosen rate on the seeds
+    that chose it and on the fresh ones, and their difference (the winner's curse of the
+    choice: > 0 where the selection seeds flattered the rate). A diverged run counts at chance."""
+    runs = at_chosen(summary, history).assign(_fresh=lambda r: confirming(r))
+    rows = []
+    for cell, g in runs.groupby(CELL, sort=True):
+        sel, fresh = g.loc[~g["_fresh"], "val_auc"], g.loc[g["_fresh"], "val_auc"]
+        if len(fresh) and len(sel):
+            rows.append(dict(zip(CELL, cell), lr=float(g["lr"].iloc[0]), selection_auc=float(sel.mean()),
+                             confirmation_auc=float(fresh.mean()), optimism=float(sel.mean() - fresh.mean()),
+                             n_selection=int(sel.size), n_confirmation=int(fresh.size)))
+    return pd.DataFrame(rows, columns=CELL + ["lr", "selection_auc", "confirmation_auc", "optimism",
+                                              "n_selection", "n_confirmation"])
 
 
 def lr_text(lr: float, edge: str = "") -> str:
@@ -190,7 +235,7 @@ def seed_best_lr(sc: pd.DataFrame) -> pd.DataFrame:
         return float(g["lr"].iloc[hits[0]]) if hits.size == 1 else math.nan
 
     rows = [dict(zip(CELL + ["seed"], key), best_lr=pick(g))
-            for key, g in sc.groupby(CELL + ["seed"], sort=True)]
+            for key, g in selecting(sc).groupby(CELL + ["seed"], sort=True)]
     return pd.DataFrame(rows, columns=CELL + ["seed", "best_lr"])
 
 
@@ -214,6 +259,7 @@ def seed_sensitivity(sc: pd.DataFrame) -> pd.DataFrame:
     such rate left out, so it is taken over the common grid of `sc` (one condition):
     a cell widened beyond it counts only the common rates, and a cell trained on a
     grid narrowed below it gets none (NaN, with `grid_note` saying why)."""
+    sc = selecting(sc)
     grid = common_grid(sc)
     grids = cell_grids(sc)
     rows = []

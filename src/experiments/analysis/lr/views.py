@@ -24,7 +24,7 @@ def best_lr_matrix(sc: pd.DataFrame, variant: str):
     """(d_ks [m], seeds [s], best lr [s, m]) of one variant in one condition (from lr_select.scored)."""
     per = lr_select.seed_best_lr(sc[sc["attention"] == variant])
     wide = per.pivot_table(index="seed", columns="d_k", values="best_lr", aggfunc="first", dropna=False)
-    wide = wide.reindex(index=sorted(sc["seed"].unique()))
+    wide = wide.reindex(index=sorted(lr_select.selecting(sc)["seed"].unique()))
     return wide.columns.to_numpy(dtype=float), wide.index.to_numpy(), wide.to_numpy(dtype=float)
 
 

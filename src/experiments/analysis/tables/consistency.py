@@ -22,7 +22,7 @@ def identity_columns(columns) -> list[str]:
     """The flattened config columns (`group.key`) that are part of a run's identity."""
     scheduling = {".".join(k) for k in NOT_IDENTITY_KEYS}
     return [c for c in columns if "." in c and c.split(".")[0] not in NOT_IDENTITY
-            and c not in scheduling and c not in POOLED]
+            and not any(c == k or c.startswith(k + ".") for k in scheduling) and c not in POOLED]
 
 
 def mixed_cell(summary: pd.DataFrame | None) -> str | None:

@@ -7,7 +7,6 @@ the figures and sections that need it skip themselves with a note.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
@@ -52,96 +51,33 @@ class Results:
                        history_all=self.width_history, primary=cond, width_summary=None, width_history=None)
 
 
-# the table each file holds, the columns its readers rely on, the command that writes it;
-# a table without one of them is refused at load, naming the file and what it lacks
-RUN_COLUMNS = ("run_id", "attention", "d_k", "seed", "task", "optimizer")
-TABLES = {
-    "summary": ((*RUN_COLUMNS, "status", "steps", "threshold", "steps_to_threshold", "test_accuracy",
-                 "final_val_accuracy", "accuracy_auc"), "experiments.collect"),
-    "history": ((*RUN_COLUMNS, "step", "accuracy"), "experiments.collect"),
-    "probe": (("attention", "d_k", "seed", "input_model", "init", "n_keys"), "experiments.probe"),
-    "cost": (("impl", "mode", "n", "d_k"), "experiments.cost"),
-}
-
-
-# whole numbers the readers index and group by (with their least value): a NaN, a
-# string or a fraction there cannot be a d_k or a step
-WHOLE_COLUMNS = {"d_k": 1, "seed": 0, "step": 0, "n": 1, "n_keys": 1}
-# what identifies a row: a run listed twice would count as two seeds
-ROW_KEYS = {"summary": ["run_id"], "history": ["run_id", "step"]}
-
-
-class ResultsFileError(ValueError):
-    """A table of the results folder that cannot be read; the message names the file."""
-
-
-class ConditionError(ResultsFileError):
-    """The primary condition named in the analysis config has no runs in the history."""
-
-
-def _read(path: Path) -> pd.DataFrame | None:
-    """The table in `path`; None if absent or empty; ResultsFileError if unreadable."""
-    if not path.exists():
-        return None
-    columns, writer = TABLES[path.stem]
-    rebuild = f"rebuild it with {writer}"
-    if not path.is_file():
-        raise ResultsFileError(f"{path}: not a file; remove it or {rebuild}")
-    try:
-        df = pd.read_parquet(path)
-    except Exception as e:  # pyarrow reports a truncated or foreign file in several types
-        raise ResultsFileError(f"{path}: not a readable parquet file ({_reason(e)}); {rebuild}") from None
-    if not len(df):
-        return None
-    missing = [c for c in columns if c not in df.columns]
-    if missing:
-        raise ResultsFileError(f"{path}: not a {path.stem} table (missing column"
-                               f"{'s' if len(missing) > 1 else ''} {', '.join(missing)}); {rebuild}")
-    for column, least in WHOLE_COLUMNS.items():
-        if column in df.columns:
-            numeric = pd.api.types.is_numeric_dtype(df[column]) and not pd.api.types.is_bool_dtype(df[column])
-            values = pd.to_numeric(df[column], errors="coerce").astype(float) if numeric else None
-            bad = (~(np.isfinite(values) & (values == values.round()) & (values >= least)) if numeric
-                   else pd.Series(True, index=df.index))
-            if bad.any():
-                raise ResultsFileError(f"{path}: column {column} must hold whole numbers >= {least}; "
-                                       f"{int(bad.sum())} of {len(df)} rows hold {str(df[column][bad].iloc[0])!r}"
-                                       f"{'' if numeric else f' ({df[column].dtype} column)'}; {rebuild}")
-    keys = ROW_KEYS.get(path.stem)
-    if keys and df.duplicated(keys).any():
-        first = df[df.duplicated(keys)].iloc[0]
-        raise ResultsFileError(f"{path}: {', '.join(f'{k} {first[k]!r}' for k in keys)} appears more than "
-                               f"once (a run counted twice); {rebuild}")
-    return df
-
-
-def _reason(e: Exception) -> str:
-    """pyarrow's complaint, without the path it repeats: 'Parquet magic bytes not found in footer'."""
-    text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-    text = re.sub(r"^Could not open Parquet input source '.*?': ", "", text)
-    return text.split(". ")[0].rstrip(".")
+from .files import (RUN_COLUMNS, TABLES, ConditionError, ResultsFileError,  # noqa: F401 - re-exported
+                    _read)
 
 
 def load_results(root: str | os.PathLike, primary_optimizer: str = "adam",
-                 primary_task: str | None = None, keep_runs: Callable | None = None) -> Results:
+                 primary_task: str | None = None, keep_runs: Callable | None = None,
+                 confirm_seeds_from: int | None = None) -> Results:
     """Every table of the results folder (None where absent or empty), and the primary
     condition (conf/analysis.yaml: primary_optimizer, primary_task).
 
     `keep_runs(summary, history) -> run ids`, when given, selects the history the
     verdicts read (`history_all` keeps every run): analysis.results passes the
-    learning-rate policy (each cell at its best lr).
+    learning-rate policy (each cell at its best lr). `confirm_seeds_from` marks the
+    summary's `phase` (with_phase).
 
     Raises ResultsFileError naming the file when one cannot be read, ConditionError
     when the history has no runs under the named primary condition."""
     root = Path(root)
     tables = {name: _read(root / f"{name}.parquet") for name in TABLES}
-    return from_tables(root, tables, primary_optimizer, primary_task, keep_runs)
+    return from_tables(root, tables, primary_optimizer, primary_task, keep_runs, confirm_seeds_from)
 
 
 def from_tables(root: Path, tables: dict, primary_optimizer: str = "adam",
-                primary_task: str | None = None, keep_runs: Callable | None = None) -> Results:
+                primary_task: str | None = None, keep_runs: Callable | None = None,
+                confirm_seeds_from: int | None = None) -> Results:
     """load_results on tables already in memory ({name: frame or None} for each of TABLES)."""
-    summary, history = tables["summary"], tables["history"]
+    summary, history = with_phase(tables["summary"], confirm_seeds_from), tables["history"]
     if summary is not None and "status" in summary:
         # A failed run measured nothing; a diverged one did, and stays.
         failed = set(summary.loc[summary["status"] == "failed", "run_id"])
@@ -160,6 +96,19 @@ def from_tables(root: Path, tables: dict, primary_optimizer: str = "adam",
     primary = None if history is None else primary_condition(history, primary_optimizer, primary_task)
     return Results(root, summary, history, probe, tables["cost"], primary, history_all,
                    width_summary, width_history)
+
+
+SELECTION, CONFIRMATION = "selection", "confirmation"
+
+
+def with_phase(summary: pd.DataFrame | None, confirm_seeds_from: int | None) -> pd.DataFrame | None:
+    """The summary with `phase`: "confirmation" for seeds >= confirm_seeds_from (declared in
+    conf/analysis.yaml: they never choose a rate, and where a cell has them they alone are
+    judged, analysis.lr.select), "selection" for the others; every run where it is None."""
+    if summary is None:
+        return None
+    fresh = summary["seed"] >= confirm_seeds_from if confirm_seeds_from is not None else False
+    return summary.assign(phase=np.where(fresh, CONFIRMATION, SELECTION))
 
 
 def split_width(summary: pd.DataFrame | None, history: pd.DataFrame | None):

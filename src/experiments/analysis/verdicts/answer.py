@@ -7,6 +7,8 @@ functions (stats.profile, quality_rules), so the sentences cannot disagree with 
 
 from __future__ import annotations
 
+import numpy as np
+
 from experiments.analysis.stats import profile as sp
 from experiments.analysis.stats.intervals import mean_ci
 from experiments.analysis.verdicts import quality_profile as qp
@@ -48,6 +50,22 @@ def _additive(p: qp.CellProfile, cross: sp.Crossover | None, margin: float) -> s
     return f"Additive {where}: {ahead_words}, {alike_words}."
 
 
+def _wide(p: qp.CellProfile, margin: float) -> str:
+    """Additive with 64 hidden units beside unscaled, where it ran: whether additive's deficit
+    at small d_k is its hidden width (d_hidden = d_k) or its compatibility function."""
+    if qp.WIDE_PAIR not in p.diffs:
+        return ""
+    d_ks, diffs = p.entered(qp.WIDE_PAIR)
+    ran = [j for j in range(len(d_ks)) if np.isfinite(diffs[:, j]).any()]
+    if not ran:
+        return ""
+    j = ran[0]
+    alike = [d_ks[i] for i in ran if sp.equivalent(diffs[:, i], margin) == "yes"]
+    where = f"alike within ±{margin:g} at {_ranges(alike)}" if alike else f"alike within ±{margin:g} at no d_k"
+    return (f" With 64 hidden units (not judged), additive − unscaled is {qp.fmt_delta(mean_ci(diffs[:, j]))} "
+            f"at d_k = {d_ks[j]}, {where}.")
+
+
 def _mup(lr_parts: list[Part]) -> str:
     mup = [q for q in lr_parts if q.label.startswith("mup:")]
     if not mup or mup[0].n == 0:
@@ -62,8 +80,8 @@ def cell_answer(p: qp.CellProfile, verdict: str, cross: sp.Crossover | None, fix
     """'**task/opt** (verdict): sentences' for one (task, optimizer)."""
     missing = p.unmeasured()
     gap = (f" Not measured at {_ranges(missing)}: scaled did not learn there." if missing else "")
-    return (f"**{p.name}** ({verdict}): {_fix(p, fix_from, margin)} {_additive(p, cross, margin)} "
-            f"{_mup(lr_parts)}{gap}")
+    return (f"**{p.name}** ({verdict}): {_fix(p, fix_from, margin)} {_additive(p, cross, margin)}"
+            f"{_wide(p, margin)} {_mup(lr_parts)}{gap}")
 
 
 def answer_lines(sections) -> list[str]:

@@ -66,8 +66,12 @@ RULE = (
     "if wholly outside; not measured without mup runs. Overall: holds if every (task, optimizer) holds, "
     "does not hold if every one does not, inconclusive otherwise; each is named. Steps to threshold "
     "(at the best lr) are censored at the budget: Kaplan-Meier over seeds, restricted mean with the "
-    "seeds that reached the threshold. Caveat: the AUC judged is the one the lr was chosen on, so each "
-    "variant's best is optimistic by a winner's curse of about the same size for variants on the same grid.")
+    "seeds that reached the threshold. Where a cell has confirmation seeds (conf/analysis.yaml: "
+    "confirm_seeds_from; python -m experiments.confirm), the rate is chosen on the seeds below them and "
+    "every clause is judged on the confirmation seeds alone; the optimism table gives selection − "
+    "confirmation AUC at the chosen rate. Without them, the AUC judged is the one the lr was chosen on, "
+    "so each variant's best is optimistic by a winner's curse of about the same size for variants on the "
+    "same grid.")
 RULE_BRIEF = ("Per task and optimizer, each variant at its best learning rate, read on the d_k profile: "
               "additive ahead of unscaled from the largest d_k down, alike (TOST at the declared margin) at "
               "some d_k at or below the crossover d*, and scaled ahead of unscaled at the largest d_k.")
@@ -139,7 +143,7 @@ def quality_cell(every: pd.DataFrame, history=None) -> list[dict]:
     best = lr_select.at_best(every, history)
     s, broken = status.completed(best), status.counts(best)
     d_ks = sorted(set(best.loc[best["attention"].isin([*PAIR, "scaled"]), "d_k"]))
-    seeds = sorted(every["seed"].unique())
+    seeds = sorted(best["seed"].unique())
     rows = []
     for d in d_ks:
         auc = {v: load.cell_values(s, "accuracy_auc", v, d, seeds) for v in (*PAIR, "scaled")}
@@ -214,7 +218,7 @@ def quality(res: load.Results) -> Section:
             views[name] = view
             notes.append(f"{name}, lr view (c): {view} ({text})")
         said.append(answer.cell_answer(p, cells[name], cross, fix_from, lr_parts, margin))
-    notes += _edges(s, res.history)
+    notes += _edges(s, res.history) + _phases(s, res.history)
     lr_words = tally(views) if views else lr_select.NO_GRID
     reason = f"(a)+(b) {tally(cells)}. (c) lr view: {lr_words}. " + "; ".join(lines)
     tables = [(f"The d_k profile: paired Δ AUC [95% CI] at each variant's best lr; alike = TOST within "
@@ -222,6 +226,11 @@ def quality(res: load.Results) -> Section:
                f"{margin:g}); TOST power = probability of 'alike' if truly equal, at the paired sd",
                _ordered(pd.DataFrame(profile_rows))),
               ("Measured at each variant's best lr: additive vs unscaled (and scaled) per d_k", pd.DataFrame(rows))]
+    gain = lr_select.optimism(s, res.history)
+    if len(gain):
+        tables.append(("Optimism of the selection seeds: seed-mean val AUC at the chosen rate on the seeds "
+                       "that chose it, on the fresh confirmation seeds, and the difference (> 0: the choice "
+                       "flattered the rate)", optimism_table(gain)))
     if lr_select.has_grid(s):
         tables += [("Optimal lr (chosen on validation AUC) per variant × d_k × task",
                     lr_views.optimal_lr_table(s, res.history)),
@@ -237,6 +246,41 @@ def quality(res: load.Results) -> Section:
     return Section("quality", title, claim, FIGURES, RULE, overall(list(cells.values())), reason, conds,
                    tables + [("Britz et al. 2017, Table 6 (newstest2013 BLEU, mean ± sd)", BRITZ)], notes, answer=said,
                    headline=headline(rows, res.primary), rule_brief=RULE_BRIEF)
+
+
+def optimism_table(gain: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame({"task": gain["task"], "optimizer": gain["optimizer"], "variant": gain["attention"],
+                         "d_k": gain["d_k"].astype(int), "lr": [lr_select.lr_text(x) for x in gain["lr"]],
+                         "selection AUC": gain["selection_auc"].map("{:.3f}".format),
+                         "confirmation AUC": gain["confirmation_auc"].map("{:.3f}".format),
+                         "optimism": gain["optimism"].map("{:+.3f}".format),
+                         "seeds (selection / confirmation)": [f"{a} / {b}" for a, b in
+                                                              zip(gain["n_selection"], gain["n_confirmation"])]})
+
+
+def _phases(s: pd.DataFrame, history) -> list[str]:
+    """Per condition with confirmation seeds: which seeds chose the rates and which were judged."""
+    judged = lr_select.at_best(s, history)
+    if not lr_select.confirming(judged).any():
+        return []
+    out = []
+    for cond in load.conditions(s):
+        runs = load.at_condition(judged, cond)
+        fresh = lr_select.confirming(runs)
+        chose = sorted(lr_select.selecting(load.at_condition(s, cond))["seed"].unique())
+        cells = runs.groupby(["attention", "d_k"])
+        n_fresh = int(fresh.groupby([runs["attention"], runs["d_k"]]).any().sum())
+        out.append(f"{lr_views.label(cond)}: rates chosen on seeds {_span(chose)}; judged on confirmation "
+                   f"seeds {_span(sorted(runs.loc[fresh, 'seed'].unique()))} in {n_fresh} of {cells.ngroups} "
+                   "(variant, d_k)" + ("" if n_fresh == cells.ngroups else ", the others on the selection seeds"))
+    return out
+
+
+def _span(seeds) -> str:
+    seeds = [int(x) for x in seeds]
+    if not seeds:
+        return "none"
+    return f"{seeds[0]}–{seeds[-1]}" if seeds == list(range(seeds[0], seeds[-1] + 1)) else ", ".join(map(str, seeds))
 
 
 def _ordered(df: pd.DataFrame) -> pd.DataFrame:

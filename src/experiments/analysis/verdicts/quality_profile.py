@@ -28,9 +28,11 @@ from experiments.analysis.tables import load
 
 ALIKE_MARGIN = 0.05  # AUC: "alike" within ±this, declared before the data (conf/analysis.yaml)
 LEARNED_FRACTION = 0.25  # of the way from chance to scaled's best AUC: a d_k where scaled learned
-# (a, b): Δ = a − b, seed by seed; the first is sub-claim 4's pair, the second its fix
-PAIRS = (("additive", "unscaled"), ("scaled", "unscaled"), ("qk_norm", "scaled"), ("mup", "scaled"))
-CLAIM_PAIR, FIX_PAIR = PAIRS[0], PAIRS[1]
+# (a, b): Δ = a − b, seed by seed; the first is sub-claim 4's pair, the second its fix. The
+# last sets additive's hidden width apart (d_hidden 64, not d_k): reported, never judged.
+PAIRS = (("additive", "unscaled"), ("scaled", "unscaled"), ("qk_norm", "scaled"), ("mup", "scaled"),
+         ("additive_wide", "unscaled"))
+CLAIM_PAIR, FIX_PAIR, WIDE_PAIR = PAIRS[0], PAIRS[1], PAIRS[4]
 
 
 def declared(res: load.Results) -> tuple[float, float]:
@@ -96,7 +98,7 @@ def cell_profile(every: pd.DataFrame, history=None, fraction: float = LEARNED_FR
     """The profile of one condition's summary rows (every lr); see the module docstring."""
     best = lr_select.at_best(every, history)
     completed = status.completed(best)
-    seeds = sorted(every["seed"].unique())
+    seeds = sorted(best["seed"].unique())  # the judged: confirmation seeds where a cell has them
     d_ks = sorted(int(d) for d in best["d_k"].unique())
     did, gate = learned(best, d_ks, fraction)
     measured = did.get("scaled", [True] * len(d_ks))
