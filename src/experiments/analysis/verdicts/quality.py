@@ -270,9 +270,13 @@ def _phases(s: pd.DataFrame, history) -> list[str]:
         chose = sorted(lr_select.selecting(load.at_condition(s, cond))["seed"].unique())
         cells = runs.groupby(["attention", "d_k"])
         n_fresh = int(fresh.groupby([runs["attention"], runs["d_k"]]).any().sum())
-        out.append(f"{lr_views.label(cond)}: rates chosen on seeds {_span(chose)}; judged on confirmation "
-                   f"seeds {_span(sorted(runs.loc[fresh, 'seed'].unique()))} in {n_fresh} of {cells.ngroups} "
-                   "(variant, d_k)" + ("" if n_fresh == cells.ngroups else ", the others on the selection seeds"))
+        head = f"{lr_views.label(cond)}: rates chosen on seeds {_span(chose)}; "
+        if not n_fresh:
+            out.append(head + "no confirmation seeds yet: judged on the seeds that chose the rates")
+            continue
+        out.append(head + f"judged on confirmation seeds {_span(sorted(runs.loc[fresh, 'seed'].unique()))} in "
+                   f"{n_fresh} of {cells.ngroups} (variant, d_k)"
+                   + ("" if n_fresh == cells.ngroups else ", the others on the seeds that chose the rates"))
     return out
 
 
