@@ -21,6 +21,7 @@ from experiments.analysis.stats import profile as sp
 from experiments.analysis.verdicts import answer
 from experiments.analysis.verdicts import quality_profile as qp
 from experiments.analysis.verdicts import quality_rules
+from experiments.analysis.verdicts import quality_seeds
 from experiments.analysis.tables import diverged as status
 from experiments.analysis.verdicts.rules import FAILS, HOLDS, UNSURE, Part, verdict_of
 from experiments.analysis.stats.intervals import fmt_ci
@@ -218,7 +219,7 @@ def quality(res: load.Results) -> Section:
             views[name] = view
             notes.append(f"{name}, lr view (c): {view} ({text})")
         said.append(answer.cell_answer(p, cells[name], cross, fix_from, lr_parts, margin))
-    notes += _edges(s, res.history) + _phases(s, res.history)
+    notes += _edges(s, res.history) + quality_seeds.phases(s, res.history)
     lr_words = tally(views) if views else lr_select.NO_GRID
     reason = f"(a)+(b) {tally(cells)}. (c) lr view: {lr_words}. " + "; ".join(lines)
     tables = [(f"The d_k profile: paired Δ AUC [95% CI] at each variant's best lr; alike = TOST within "
@@ -230,7 +231,7 @@ def quality(res: load.Results) -> Section:
     if len(gain):
         tables.append(("Optimism of the selection seeds: seed-mean val AUC at the chosen rate on the seeds "
                        "that chose it, on the fresh confirmation seeds, and the difference (> 0: the choice "
-                       "flattered the rate)", optimism_table(gain)))
+                       "flattered the rate)", quality_seeds.optimism_table(gain)))
     if lr_select.has_grid(s):
         tables += [("Optimal lr (chosen on validation AUC) per variant × d_k × task",
                     lr_views.optimal_lr_table(s, res.history)),
@@ -246,45 +247,6 @@ def quality(res: load.Results) -> Section:
     return Section("quality", title, claim, FIGURES, RULE, overall(list(cells.values())), reason, conds,
                    tables + [("Britz et al. 2017, Table 6 (newstest2013 BLEU, mean ± sd)", BRITZ)], notes, answer=said,
                    headline=headline(rows, res.primary), rule_brief=RULE_BRIEF)
-
-
-def optimism_table(gain: pd.DataFrame) -> pd.DataFrame:
-    return pd.DataFrame({"task": gain["task"], "optimizer": gain["optimizer"], "variant": gain["attention"],
-                         "d_k": gain["d_k"].astype(int), "lr": [lr_select.lr_text(x) for x in gain["lr"]],
-                         "selection AUC": gain["selection_auc"].map("{:.3f}".format),
-                         "confirmation AUC": gain["confirmation_auc"].map("{:.3f}".format),
-                         "optimism": gain["optimism"].map("{:+.3f}".format),
-                         "seeds (selection / confirmation)": [f"{a} / {b}" for a, b in
-                                                              zip(gain["n_selection"], gain["n_confirmation"])]})
-
-
-def _phases(s: pd.DataFrame, history) -> list[str]:
-    """Per condition with confirmation seeds: which seeds chose the rates and which were judged."""
-    judged = lr_select.at_best(s, history)
-    if not lr_select.confirming(judged).any():
-        return []
-    out = []
-    for cond in load.conditions(s):
-        runs = load.at_condition(judged, cond)
-        fresh = lr_select.confirming(runs)
-        chose = sorted(lr_select.selecting(load.at_condition(s, cond))["seed"].unique())
-        cells = runs.groupby(["attention", "d_k"])
-        n_fresh = int(fresh.groupby([runs["attention"], runs["d_k"]]).any().sum())
-        head = f"{lr_views.label(cond)}: rates chosen on seeds {_span(chose)}; "
-        if not n_fresh:
-            out.append(head + "no confirmation seeds yet: judged on the seeds that chose the rates")
-            continue
-        out.append(head + f"judged on confirmation seeds {_span(sorted(runs.loc[fresh, 'seed'].unique()))} in "
-                   f"{n_fresh} of {cells.ngroups} (variant, d_k)"
-                   + ("" if n_fresh == cells.ngroups else ", the others on the seeds that chose the rates"))
-    return out
-
-
-def _span(seeds) -> str:
-    seeds = [int(x) for x in seeds]
-    if not seeds:
-        return "none"
-    return f"{seeds[0]}–{seeds[-1]}" if seeds == list(range(seeds[0], seeds[-1] + 1)) else ", ".join(map(str, seeds))
 
 
 def _ordered(df: pd.DataFrame) -> pd.DataFrame:
