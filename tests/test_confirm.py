@@ -52,7 +52,7 @@ def test_confirmation_trains_fresh_seeds_at_the_chosen_rate_only(tmp_path):
     res = analysis_results.from_tables(tmp_path, {"summary": summary, "history": history, "probe": None,
                                                   "cost": None}, confirm_seeds_from=2)  # no mixed-cell error
     assert set(res.history["run_id"]) == {s["run_id"] for s in confirmed}  # the judged runs
-    [gain] = select.optimism(res.summary, res.history_all).to_dict("records")
+    [gain] = select.optimism(select.at_chosen(res.summary, res.history_all)).to_dict("records")
     assert (gain["lr"], gain["n_selection"], gain["n_confirmation"]) == (chosen, 2, 2)
 
 
@@ -88,12 +88,12 @@ def test_the_analysis_chooses_on_selection_seeds_and_judges_on_confirmation_seed
     assert select.best_lrs(select.scored(marked))["best_lr"].tolist() == [1e-2]
     judged = select.at_best(marked)
     assert sorted(judged["seed"]) == [4, 5]
-    [gain] = select.optimism(marked).to_dict("records")
+    [gain] = select.optimism(select.at_chosen(marked)).to_dict("records")
     assert gain["n_selection"] == 4 and gain["n_confirmation"] == 2
     assert abs(gain["optimism"] - (0.815 - 0.70)) < 1e-9
     # without phases every seed chooses (seed 6's 0.99 pulls 1e-3 up but not past 1e-2) and is judged
     plain = load.with_phase(summary, None)
-    assert sorted(select.at_best(plain)["seed"]) == [0, 1, 2, 3, 4, 5] and select.optimism(plain).empty
+    assert sorted(select.at_best(plain)["seed"]) == [0, 1, 2, 3, 4, 5] and select.optimism(select.at_chosen(plain)).empty
     flipped = load.with_phase(summary.assign(accuracy_auc=summary["accuracy_auc"].where(summary["seed"] != 6, 9.0)), None)
     assert select.best_lrs(select.scored(flipped))["best_lr"].tolist() == [1e-3]  # the test can fail
     assert select.best_lrs(select.scored(load.with_phase(flipped, 4)))["best_lr"].tolist() == [1e-2]
@@ -109,10 +109,14 @@ def test_the_report_says_which_seeds_chose_and_which_were_judged():
     summary = pd.DataFrame(rows).assign(run_id=lambda d: [f"r{i}" for i in range(len(d))], task="assoc_recall",
                                         optimizer="adam", attention="scaled", d_k=16, status="completed",
                                         final_val_accuracy=0.9)
-    assert quality_seeds.phases(load.with_phase(summary, 8), None) == []  # no confirmation anywhere: no note
+    assert quality_seeds.phases(*_chosen(load.with_phase(summary, 8))) == []  # no confirmation anywhere: no note
     fresh = pd.concat([summary, summary.iloc[[1]].assign(seed=3, run_id="c3"),
                        summary.iloc[[1]].assign(seed=4, run_id="c4", attention="unscaled")])
     other = summary.assign(attention="unscaled", run_id=lambda d: "u" + d["run_id"])
-    lines = quality_seeds.phases(load.with_phase(pd.concat([fresh, other]), 3), None)
+    lines = quality_seeds.phases(*_chosen(load.with_phase(pd.concat([fresh, other]), 3)))
     assert lines == ["assoc_recall/adam: rates chosen on seeds 0–2; judged on confirmation seeds 3–4 in 2 of 2 "
                      "(variant, d_k)"]
+
+
+def _chosen(summary):
+    return summary, select.at_chosen(summary)

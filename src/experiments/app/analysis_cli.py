@@ -129,8 +129,7 @@ def load_configured(cfg: AnalysisConfig) -> load.Results:
     res = analysis_results.load_results(cfg.results_dir, cfg.primary_optimizer, cfg.primary_task,
                                         cfg.confirm_seeds_from)
     return dataclasses.replace(res, declared={"alike_margin": cfg.alike_margin,
-                                              "learned_fraction": cfg.learned_fraction,
-                                              "confirm_seeds_from": cfg.confirm_seeds_from})
+                                              "learned_fraction": cfg.learned_fraction})
 
 
 def entry(name: str, task: Callable[[load.Results], None], argv: Sequence[str] | None = None) -> int:

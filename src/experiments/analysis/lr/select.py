@@ -175,20 +175,26 @@ def at_chosen(summary: pd.DataFrame, history: pd.DataFrame | None = None) -> pd.
     return sc.merge(best, on=CELL + ["lr"], how="inner")  # NaN lr (none recorded) matches NaN
 
 
-def at_best(summary: pd.DataFrame, history: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The runs judged: each cell's runs at its best lr (all runs where a cell has one lr), its
-    confirmation seeds alone where it has any; with `lr`, `val_auc`, `val_final`, `edge`."""
-    runs = at_chosen(summary, history)
+def judged(runs: pd.DataFrame) -> pd.DataFrame:
+    """Of the runs at the chosen rates (`at_chosen`), those judged: a cell's confirmation seeds
+    alone where it has any, else all of its runs."""
     fresh = confirming(runs)
     has_fresh = fresh.groupby([runs[c] for c in CELL], dropna=False).transform("any")
     return runs[fresh | ~has_fresh]
 
 
-def optimism(summary: pd.DataFrame, history: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Per cell with confirmation seeds: the seed-mean val AUC at the chosen rate on the seeds
-    that chose it and on the fresh ones, and their difference (the winner's curse of the
-    choice: > 0 where the selection seeds flattered the rate). A diverged run counts at chance."""
-    runs = at_chosen(summary, history).assign(_fresh=lambda r: confirming(r))
+def at_best(summary: pd.DataFrame, history: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The runs judged: each cell's runs at its best lr (all runs where a cell has one lr), its
+    confirmation seeds alone where it has any; with `lr`, `val_auc`, `val_final`, `edge`."""
+    return judged(at_chosen(summary, history))
+
+
+def optimism(chosen: pd.DataFrame) -> pd.DataFrame:
+    """Per cell with confirmation seeds, from its runs at the chosen rate (`at_chosen`): the
+    seed-mean val AUC on the seeds that chose the rate and on the fresh ones, and their difference
+    (the winner's curse of the choice: > 0 where the selection seeds flattered the rate). A
+    diverged run counts at chance."""
+    runs = chosen.assign(_fresh=confirming(chosen))
     rows = []
     for cell, g in runs.groupby(CELL, sort=True):
         sel, fresh = g.loc[~g["_fresh"], "val_auc"], g.loc[g["_fresh"], "val_auc"]

@@ -12,11 +12,8 @@ import numpy as np
 from experiments.analysis.stats import profile as sp
 from experiments.analysis.stats.intervals import mean_ci
 from experiments.analysis.verdicts import quality_profile as qp
+from experiments.analysis.verdicts import quality_rules
 from experiments.analysis.verdicts.rules import Part
-
-
-def _ranges(d_ks: list[int]) -> str:
-    return "d_k = " + ", ".join(map(str, d_ks))
 
 
 def _fix(p: qp.CellProfile, fix_from: int | None, margin: float) -> str:
@@ -45,7 +42,7 @@ def _additive(p: qp.CellProfile, cross: sp.Crossover | None, margin: float) -> s
     where = (f"crosses unscaled at d* = {cross.text()}" if cross.d_star is not None
              else "never crosses unscaled from below")
     ahead_words = f"ahead from d_k = {ahead} on" if ahead is not None else "ahead at no d_k"
-    alike_words = (f"alike within ±{margin:g} at {_ranges(alike)}" if alike
+    alike_words = (f"alike within ±{margin:g} at {quality_rules.d_k_list(alike)}" if alike
                    else f"alike within ±{margin:g} at no d_k")
     return f"Additive {where}: {ahead_words}, {alike_words}."
 
@@ -61,7 +58,7 @@ def _wide(p: qp.CellProfile, margin: float) -> str:
         return ""
     j = ran[0]
     alike = [d_ks[i] for i in ran if sp.equivalent(diffs[:, i], margin) == "yes"]
-    where = f"alike within ±{margin:g} at {_ranges(alike)}" if alike else f"alike within ±{margin:g} at no d_k"
+    where = f"alike within ±{margin:g} at {quality_rules.d_k_list(alike)}" if alike else f"alike within ±{margin:g} at no d_k"
     return (f" With 64 hidden units (not judged), additive − unscaled is {qp.fmt_delta(mean_ci(diffs[:, j]))} "
             f"at d_k = {d_ks[j]}, {where}.")
 
@@ -79,7 +76,7 @@ def cell_answer(p: qp.CellProfile, verdict: str, cross: sp.Crossover | None, fix
                 lr_parts: list[Part], margin: float) -> str:
     """'**task/opt** (verdict): sentences' for one (task, optimizer)."""
     missing = p.unmeasured()
-    gap = (f" Not measured at {_ranges(missing)}: scaled did not learn there." if missing else "")
+    gap = (f" Not measured at {quality_rules.d_k_list(missing)}: scaled did not learn there." if missing else "")
     return (f"**{p.name}** ({verdict}): {_fix(p, fix_from, margin)} {_additive(p, cross, margin)}"
             f"{_wide(p, margin)} {_mup(lr_parts)}{gap}")
 

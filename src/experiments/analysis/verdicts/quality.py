@@ -219,7 +219,8 @@ def quality(res: load.Results) -> Section:
             views[name] = view
             notes.append(f"{name}, lr view (c): {view} ({text})")
         said.append(answer.cell_answer(p, cells[name], cross, fix_from, lr_parts, margin))
-    notes += _edges(s, res.history) + quality_seeds.phases(s, res.history)
+    chosen = lr_select.at_chosen(s, res.history)
+    notes += _edges(s, res.history) + quality_seeds.phases(s, chosen)
     lr_words = tally(views) if views else lr_select.NO_GRID
     reason = f"(a)+(b) {tally(cells)}. (c) lr view: {lr_words}. " + "; ".join(lines)
     tables = [(f"The d_k profile: paired Δ AUC [95% CI] at each variant's best lr; alike = TOST within "
@@ -227,7 +228,7 @@ def quality(res: load.Results) -> Section:
                f"{margin:g}); TOST power = probability of 'alike' if truly equal, at the paired sd",
                _ordered(pd.DataFrame(profile_rows))),
               ("Measured at each variant's best lr: additive vs unscaled (and scaled) per d_k", pd.DataFrame(rows))]
-    gain = lr_select.optimism(s, res.history)
+    gain = lr_select.optimism(chosen)
     if len(gain):
         tables.append(("Optimism of the selection seeds: seed-mean val AUC at the chosen rate on the seeds "
                        "that chose it, on the fresh confirmation seeds, and the difference (> 0: the choice "

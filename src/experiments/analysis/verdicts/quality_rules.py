@@ -46,8 +46,9 @@ def _at(d_ks, diffs, j) -> tuple:
     return x, (mean_ci(x) if count(x) else NAN_INTERVAL), int(count(x))
 
 
-def _span(d_ks: list[int]) -> str:
-    return f"d_k = {d_ks[0]}" if len(d_ks) == 1 else f"d_k = {', '.join(map(str, d_ks))}"
+def d_k_list(d_ks: list[int]) -> str:
+    """'d_k = 4, 8, 16': a set of swept d_k in words."""
+    return "d_k = " + ", ".join(map(str, d_ks))
 
 
 def not_measured(label: str, question: str, why: str) -> Part:
@@ -112,7 +113,7 @@ def alike_part(d_ks, diffs, margin: float, cross: sp.Crossover,
     if shown is None:  # the d_k nearest to equivalence
         shown = min(cols, key=lambda j: abs(np.nanmean(diffs[:, j])) if count(diffs[:, j]) else math.inf)
     x, ci, n = _at(d_ks, diffs, shown)
-    reading = (f"equivalent (TOST) at {_span(hits)}" if hits else "equivalent at no d_k") + \
+    reading = (f"equivalent (TOST) at {d_k_list(hits)}" if hits else "equivalent at no d_k") + \
         f"; at d_k = {d_ks[shown]}: {_fmt(ci)}; power if truly equal at the paired sd: {power}"
     values = set(reads.values())
     answer = ("yes" if hits else "few" if values == {"few"} else "no" if values == {"no"} else "unclear")

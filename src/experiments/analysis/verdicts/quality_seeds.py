@@ -21,9 +21,10 @@ def optimism_table(gain: pd.DataFrame) -> pd.DataFrame:
                                                               zip(gain["n_selection"], gain["n_confirmation"])]})
 
 
-def phases(s: pd.DataFrame, history) -> list[str]:
-    """Per condition with confirmation seeds: which seeds chose the rates and which were judged."""
-    judged = lr_select.at_best(s, history)
+def phases(s: pd.DataFrame, chosen: pd.DataFrame) -> list[str]:
+    """Per condition of the summary `s`, where some cell has confirmation seeds: which seeds chose
+    the rates and which were judged (`chosen`: the runs at the chosen rates, lr_select.at_chosen)."""
+    judged = lr_select.judged(chosen)
     if not lr_select.confirming(judged).any():
         return []
     out = []
@@ -31,15 +32,15 @@ def phases(s: pd.DataFrame, history) -> list[str]:
         runs = load.at_condition(judged, cond)
         fresh = lr_select.confirming(runs)
         chose = sorted(lr_select.selecting(load.at_condition(s, cond))["seed"].unique())
-        cells = runs.groupby(["attention", "d_k"])
-        n_fresh = int(fresh.groupby([runs["attention"], runs["d_k"]]).any().sum())
+        per_cell = fresh.groupby([runs["attention"], runs["d_k"]]).any()
+        n_fresh, n_cells = int(per_cell.sum()), len(per_cell)
         head = f"{lr_views.label(cond)}: rates chosen on seeds {_span(chose)}; "
         if not n_fresh:
             out.append(head + "no confirmation seeds yet: judged on the seeds that chose the rates")
             continue
         out.append(head + f"judged on confirmation seeds {_span(sorted(runs.loc[fresh, 'seed'].unique()))} in "
-                   f"{n_fresh} of {cells.ngroups} (variant, d_k)"
-                   + ("" if n_fresh == cells.ngroups else ", the others on the seeds that chose the rates"))
+                   f"{n_fresh} of {n_cells} (variant, d_k)"
+                   + ("" if n_fresh == n_cells else ", the others on the seeds that chose the rates"))
     return out
 
 
