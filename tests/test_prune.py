@@ -137,11 +137,16 @@ def test_replay_command_writes_its_figures(tmp_path):
 @pytest.mark.parametrize("setup, args, names", [
     (None, ["tuning_cell=nope"], "tuning_cell"),
     ("foreign", [], "summary.parquet"),
+    ("pruned", [], "train.prune on"),
 ])
 def test_replay_refuses_in_one_line(tmp_path, setup, args, names):
     synthetic_study(tmp_path)
     if setup == "foreign":  # a parquet file, but not a study's summary
         pd.DataFrame({"name": ["a", "b"]}).to_parquet(tmp_path / "summary.parquet")
+    if setup == "pruned":  # trained with the rule on: a losing lane's curve stops where it was cut
+        summary = pd.read_parquet(tmp_path / "summary.parquet")
+        summary.loc[summary["lr"] == 1e-1, "status"] = "pruned"
+        summary.to_parquet(tmp_path / "summary.parquet", index=False)
     before = sorted(p.name for p in tmp_path.iterdir())
     done = subprocess.run([sys.executable, "-m", "experiments.replay", f"results_dir={tmp_path}", *args],
                           capture_output=True, text=True, timeout=300)

@@ -38,6 +38,7 @@ def validate(cfg: DictConfig) -> None:
         if not (root / f"{name}.parquet").is_file():
             raise ValueError(f"results_dir: {str(root)!r} has no {name}.parquet (run experiments.collect first)")
         load._read(root / f"{name}.parquet")  # one line naming the file if it is not a study's table
+    _refuse_a_pruned_study(root)
     validate_prune(cfg.prune, "prune")
     # the tuning cell need not be in this study (a rule tuned elsewhere holds every cell out); it must be a cell
     optimizers = sorted(p.stem for p in (Path(CONF_DIR) / "optimizer").glob("*.yaml"))
@@ -45,6 +46,15 @@ def validate(cfg: DictConfig) -> None:
     if cfg.tuning_cell not in cells:
         raise ValueError(f"tuning_cell: must be <optimizer>_<task>, one of {', '.join(cells)}, "
                          f"got {cfg.tuning_cell!r}")
+
+
+def _refuse_a_pruned_study(root: Path) -> None:
+    """A replay needs every lane's whole validation curve; a study trained with train.prune on cut them."""
+    status = load._read(root / "summary.parquet").get("status")
+    n = 0 if status is None else int((status == "pruned").sum())
+    if n:
+        raise ValueError(f"results_dir: {str(root)!r} was trained with train.prune on ({n} pruned runs), so its "
+                         "losing lanes' curves stop early; replay a study trained with train.prune off")
 
 
 def _primary(cfg: DictConfig) -> tuple[str, str | None]:
