@@ -11,9 +11,11 @@ import dataclasses
 import json
 from pathlib import Path
 
+import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
 from experiments.analysis.lr import prune_replay
+from experiments.analysis.tables import diverged as run_status
 from experiments.analysis.tables import load
 from experiments.analysis.verdicts import replay as replay_figures
 from experiments.app import progress
@@ -34,11 +36,12 @@ def rule_of(cfg: DictConfig) -> PruneRule:
 def validate(cfg: DictConfig) -> None:
     """results_dir holds a summary and a history table; the rule's options are in range."""
     root = check_results_dir(str(cfg.results_dir))
+    tables = {}
     for name in ("summary", "history"):
         if not (root / f"{name}.parquet").is_file():
             raise ValueError(f"results_dir: {str(root)!r} has no {name}.parquet (run experiments.collect first)")
-        load._read(root / f"{name}.parquet")  # one line naming the file if it is not a study's table
-    _refuse_a_pruned_study(root)
+        tables[name] = load._read(root / f"{name}.parquet")  # one line naming the file if not a study's table
+    _refuse_a_pruned_study(root, tables["summary"])
     validate_prune(cfg.prune, "prune")
     # the tuning cell need not be in this study (a rule tuned elsewhere holds every cell out); it must be a cell
     optimizers = sorted(p.stem for p in (Path(CONF_DIR) / "optimizer").glob("*.yaml"))
@@ -48,10 +51,9 @@ def validate(cfg: DictConfig) -> None:
                          f"got {cfg.tuning_cell!r}")
 
 
-def _refuse_a_pruned_study(root: Path) -> None:
+def _refuse_a_pruned_study(root: Path, summary: pd.DataFrame) -> None:
     """A replay needs every lane's whole validation curve; a study trained with train.prune on cut them."""
-    status = load._read(root / "summary.parquet").get("status")
-    n = 0 if status is None else int((status == "pruned").sum())
+    n = int(run_status.pruned(summary).sum())
     if n:
         raise ValueError(f"results_dir: {str(root)!r} was trained with train.prune on ({n} pruned runs), so its "
                          "losing lanes' curves stop early; replay a study trained with train.prune off")
