@@ -16,6 +16,10 @@ from experiments.analysis.verdicts import quality_rules
 from experiments.analysis.verdicts.rules import Part
 
 
+def _alike_at(d_ks: list[int], margin: float) -> str:
+    return f"alike within ±{margin:g} at {quality_rules.d_k_list(d_ks) if d_ks else 'no d_k'}"
+
+
 def _fix(p: qp.CellProfile, fix_from: int | None, margin: float) -> str:
     if qp.FIX_PAIR not in p.diffs:
         return "Scaled was not run, so when unscaled falls behind it is not measured."
@@ -42,8 +46,7 @@ def _additive(p: qp.CellProfile, cross: sp.Crossover | None, margin: float) -> s
     where = (f"crosses unscaled at d* = {cross.text()}" if cross.d_star is not None
              else "never crosses unscaled from below")
     ahead_words = f"ahead from d_k = {ahead} on" if ahead is not None else "ahead at no d_k"
-    alike_words = (f"alike within ±{margin:g} at {quality_rules.d_k_list(alike)}" if alike
-                   else f"alike within ±{margin:g} at no d_k")
+    alike_words = _alike_at(alike, margin)
     return f"Additive {where}: {ahead_words}, {alike_words}."
 
 
@@ -58,7 +61,7 @@ def _wide(p: qp.CellProfile, margin: float) -> str:
         return ""
     j = ran[0]
     alike = [d_ks[i] for i in ran if sp.equivalent(diffs[:, i], margin) == "yes"]
-    where = f"alike within ±{margin:g} at {quality_rules.d_k_list(alike)}" if alike else f"alike within ±{margin:g} at no d_k"
+    where = _alike_at(alike, margin)
     return (f" With 64 hidden units (not judged), additive − unscaled is {qp.fmt_delta(mean_ci(diffs[:, j]))} "
             f"at d_k = {d_ks[j]}, {where}.")
 
