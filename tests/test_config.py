@@ -114,10 +114,11 @@ def test_help_offers_options_not_schemas():
     ("cell=adam_assoc_recall", "attention=scaled", "d_k=8", "seed=0", "optimizer.lr=0.001"),
     ("cell=sgd_assoc_recall", "attention=additive", "d_k=1024", "seed=2", "optimizer.lr=0.1"),
     ("cell=adam_mqar", "attention=qk_norm", "d_k=2", "seed=7", "optimizer.lr=0.03"),
-    ("cell=adam_vector_retrieval", "attention=unscaled", "d_k=1024", "seed=5", "optimizer.lr=0.0003")])
+    ("cell=adam_vector_retrieval_d8", "attention=unscaled", "d_k=1024", "seed=5", "optimizer.lr=0.0003")])
 def test_run_ids_of_the_committed_reference_are_stable(overrides):
     """A new config key at its default leaves run ids alone, and a lane keeps the id it has
-    trained alone: the committed reference (and every folder made before the key) still resumes."""
+    trained alone: the committed reference (and every folder made before the key) still resumes.
+    Its runs were trained by experiment=answer; quality gives a run of the same cell the same id."""
     from experiments.store.results import run_id
 
     reference = pd.read_parquet(Path(__file__).resolve().parents[1] / "results" / "reference"
