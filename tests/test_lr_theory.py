@@ -42,3 +42,10 @@ def test_the_predictions_are_ordered_as_stated():
     assert lr_theory.predicted_lr_slope("scaled") == pytest.approx(-0.5)
     assert lr_theory.predicted_lr_slope("mup") == pytest.approx(0.0)
     assert lr_theory.predicted_lr_slope("additive") is None
+
+
+def test_the_adam_step_predicts_nothing_under_sgd_and_mup_reads_plus_zero():
+    # SGD's step grows with the gradient, which the Adam-step argument does not model
+    assert lr_theory.predicted_lr_slope("scaled", "sgd") is None
+    assert lr_theory.predicted_lr_slope("scaled", "adamw") == pytest.approx(-0.5)
+    assert f"{lr_theory.predicted_lr_slope('mup'):+.1f}" == "+0.0"

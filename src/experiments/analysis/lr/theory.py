@@ -28,7 +28,13 @@ def factor_slope(name: str, d_lo: int = 64, d_hi: int = 128, n_keys: int = 16) -
     return math.log2(scale(d_hi, n_keys) / scale(d_lo, n_keys)) / math.log2(d_hi / d_lo)
 
 
-def predicted_lr_slope(name: str) -> float | None:
-    """Predicted slope of log2(best lr) per doubling of d_k under Adam; None where undefined."""
+ADAM_STEP = ("adam", "adamw")  # optimizers whose step size is lr per entry, whatever the gradient
+
+
+def predicted_lr_slope(name: str, optimizer: str = "adam") -> float | None:
+    """Predicted slope of log2(best lr) per doubling of d_k under Adam; None where undefined
+    (no fixed factor, or an optimizer whose step scales with the gradient, such as SGD)."""
     slope = factor_slope(name)
-    return None if slope is None else -(1.0 + slope)
+    if slope is None or optimizer not in ADAM_STEP:
+        return None
+    return 0.0 - (1.0 + slope)  # 0.0 - : muP's prediction prints as +0.0, not -0.0

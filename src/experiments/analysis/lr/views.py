@@ -47,8 +47,8 @@ def grid_step(sc: pd.DataFrame) -> float:
     return float(np.median(np.diff(grid))) if grid.size > 1 else float("nan")
 
 
-def predicted_text(variant: str) -> str:
-    slope = predicted_lr_slope(variant) if variant in load.VARIANTS else None
+def predicted_text(variant: str, optimizer: str = "adam") -> str:
+    slope = predicted_lr_slope(variant, optimizer) if variant in load.VARIANTS else None
     return "none" if slope is None else f"{slope:+.1f}"
 
 
@@ -84,7 +84,7 @@ def drift_table(summary: pd.DataFrame, history=None) -> pd.DataFrame:
         for v, slopes in drift_slopes(sc).items():
             rows.append({"condition": label(cond), "variant": v,
                          "slope of log2 best lr per doubling of d_k": fmt_ci(mean_ci(slopes), 2)
-                         if slopes.size else "n/a", "predicted (Adam step, lr.theory)": predicted_text(v),
+                         if slopes.size else "n/a", "predicted (Adam step, lr.theory)": predicted_text(v, cond[1]),
                          "grid step (log2)": f"{grid_step(sc):.2f}", "seeds": int(np.isfinite(slopes).sum())})
     return pd.DataFrame(rows)
 

@@ -184,8 +184,9 @@ def lr_view(every: pd.DataFrame, history=None) -> tuple[str, list[Part], str]:
         return lr_select.NO_GRID, [], lr_select.NO_GRID
     sc = lr_select.scored(every, history)
     slopes, band = lr_views.drift_slopes(sc), lr_views.drift_band(sc)
-    parts = [quality_rules.lr_slope_part(v, x, band, predicted_lr_slope(v) if v in load.VARIANTS else None)
-             for v, x in slopes.items()]
+    optimizer = load.conditions(every)[0][1]
+    parts = [quality_rules.lr_slope_part(v, x, band, predicted_lr_slope(v, optimizer)
+                                         if v in load.VARIANTS else None) for v, x in slopes.items()]
     mup = [p for p in parts if p.label.startswith("mup:")]
     verdict = verdict_of(mup) if mup else NOT_MEASURED
     grid = (f"grid step {lr_views.grid_step(sc):.2f} in log2 lr, i.e. ±{band:.2f} per doubling over the "

@@ -1,0 +1,82 @@
+"""Wall time of one cell trained with train.prune on and off, job by job, alternating.
+
+    PYTHONPATH=src python scripts/prune_ab.py [cell] [results root]   (default adam_mqar, results/prune_ab)
+
+Each job of `experiment=quality cell=<cell>` (one (d_k, variant): all its rates x seeds as lanes)
+is trained twice in one process each, into <root>/on and <root>/off, the arm that goes first
+alternating from job to job, so slow drift of a shared machine falls on both arms alike. The
+compile cache is off in both (each job compiles cold, as on a fresh machine), no logger runs,
+and a job interrupted half way is retrained whole (overwrite=true).
+Every finished (job, arm) is appended to <root>/walls.tsv; a rerun skips those, so the A/B resumes
+across sessions. While <root>/PAUSE exists no job starts (run other heavy work then).
+The last line printed is the ratio on/off over the jobs both arms finished.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+D_KS = (2, 4, 8, 32, 128, 512, 1024)  # experiment=quality's sweep, cheapest first
+VARIANTS = ("scaled", "unscaled", "additive", "qk_norm")
+FIELDS = ("job", "arm", "wall_s", "rc", "started", "load1")
+
+
+def jobs() -> list[tuple[int, str]]:
+    return [(d_k, v) for d_k in D_KS for v in VARIANTS]
+
+
+def done(walls: Path) -> dict[tuple[str, str], float]:
+    if not walls.exists():
+        return {}
+    with walls.open() as f:
+        return {(r["job"], r["arm"]): float(r["wall_s"]) for r in csv.DictReader(f, delimiter="\t")
+                if r["rc"] == "0"}
+
+
+def ratio(walls: dict[tuple[str, str], float]) -> tuple[float, int]:
+    """Sum of the on arm's walls over the off arm's, over the jobs both arms finished."""
+    both = [j for j, arm in walls if arm == "on" and (j, "off") in walls]
+    off = sum(walls[(j, "off")] for j in both)
+    return (sum(walls[(j, "on")] for j in both) / off if off else float("nan")), len(both)
+
+
+def train(cell: str, d_k: int, variant: str, arm: str, root: Path) -> tuple[float, int]:
+    cmd = [sys.executable, "-m", "experiments.train", "experiment=quality", f"cell={cell}",
+           f"d_k={d_k}", f"attention={variant}", f"train.prune.enabled={arm == 'on'}",
+           "runtime.compile_cache=false", "logger=none", "progress=false", "overwrite=true",
+           f"results_dir={root / arm}", f"hydra.run.dir={root / arm / 'hydra' / f'{variant}-{d_k}'}"]
+    start = time.perf_counter()
+    rc = subprocess.run(cmd, stdout=subprocess.DEVNULL).returncode
+    return time.perf_counter() - start, rc
+
+
+def main(cell: str = "adam_mqar", root: str = "results/prune_ab") -> None:
+    root_path = Path(root)
+    root_path.mkdir(parents=True, exist_ok=True)
+    walls = root_path / "walls.tsv"
+    for i, (d_k, variant) in enumerate(jobs()):
+        job = f"{variant}-dk{d_k}"
+        for arm in (("on", "off") if i % 2 == 0 else ("off", "on")):
+            if (job, arm) in done(walls):
+                continue
+            while (root_path / "PAUSE").exists():
+                time.sleep(10)
+            started, load1 = time.strftime("%Y-%m-%dT%H:%M:%S"), os.getloadavg()[0]
+            wall, rc = train(cell, d_k, variant, arm, root_path)
+            new = not walls.exists()
+            with walls.open("a") as f:
+                if new:
+                    f.write("\t".join(FIELDS) + "\n")
+                f.write(f"{job}\t{arm}\t{wall:.1f}\t{rc}\t{started}\t{load1:.2f}\n")
+            print(f"{job} {arm}: {wall:.1f} s (rc {rc}, load {load1:.2f})", flush=True)
+    r, n = ratio(done(walls))
+    print(f"pruning on / off wall time over {n} jobs: {r:.3f}")
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:3])
