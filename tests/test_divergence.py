@@ -77,7 +77,7 @@ def test_sweep_goes_on_after_a_divergence(sweep):
 def test_report_lists_the_diverged_run_with_its_step(sweep):
     text = (sweep["results"] / "REPORT.md").read_text()
     summary = sweep["summary"].set_index("optimizer.lr")
-    assert "**Runs.** 2 in `summary.parquet`: 1 completed, 1 diverged." in text
+    assert "**Runs.** 2 fixed-width training runs in `summary.parquet`: 1 completed, 1 diverged." in text
     row = next(line for line in text.splitlines() if summary.loc[1e6, "run_id"] in line)
     assert row.rstrip(" |").endswith(f"| {int(summary.loc[1e6, 'diverged_at_step'])}")
     assert "of which 1 diverged" in text  # in the conditions of the sections

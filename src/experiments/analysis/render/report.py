@@ -147,7 +147,9 @@ def runs_md(res: load.Results) -> list[str]:
     if res.summary is None or "status" not in res.summary:
         return []
     counts = res.summary["status"].value_counts()
-    line = (f"- **Runs.** {len(res.summary)} in `summary.parquet`: "
+    width = 0 if res.width_summary is None else len(res.width_summary)
+    apart = f" (and {width} of the width setting, read by sub-claim 6 alone)" if width else ""
+    line = (f"- **Runs.** {len(res.summary)} fixed-width training runs in `summary.parquet`{apart}: "
             + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) + ".")
     if status.table(res.summary).empty:
         return [line]
