@@ -21,13 +21,16 @@ import sys
 import time
 from pathlib import Path
 
-D_KS = (2, 4, 8, 32, 128, 512, 1024)  # experiment=quality's sweep, cheapest first
-VARIANTS = ("scaled", "unscaled", "additive", "qk_norm")
+from omegaconf import OmegaConf
+
+PRESET = Path(__file__).resolve().parents[1] / "conf" / "experiment" / "quality.yaml"
 FIELDS = ("job", "arm", "wall_s", "rc", "started", "load1")
 
 
 def jobs() -> list[tuple[int, str]]:
-    return [(d_k, v) for d_k in D_KS for v in VARIANTS]
+    """experiment=quality's (d_k, variant) jobs of one cell, in its sweep's order (cheapest d_k first)."""
+    sweep = OmegaConf.load(PRESET).hydra.sweeper.params
+    return [(int(d_k), v) for d_k in str(sweep.d_k).split(",") for v in str(sweep.attention).split(",")]
 
 
 def done(walls: Path) -> dict[tuple[str, str], float]:

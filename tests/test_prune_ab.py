@@ -1,0 +1,37 @@
+"""scripts/prune_ab.py's bookkeeping: which (job, arm) pairs are done, and the on/off ratio."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "prune_ab.py"
+spec = importlib.util.spec_from_file_location("prune_ab", SCRIPT)
+prune_ab = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(prune_ab)
+
+
+def _walls(tmp_path: Path, rows: list[str]) -> Path:
+    path = tmp_path / "walls.tsv"
+    path.write_text("\t".join(prune_ab.FIELDS) + "\n" + "".join(r + "\n" for r in rows))
+    return path
+
+
+def test_a_failed_job_is_not_done_and_the_ratio_reads_only_complete_pairs(tmp_path):
+    walls = _walls(tmp_path, ["a\ton\t10.0\t0\tt\t0.1", "a\toff\t40.0\t0\tt\t0.1",
+                              "b\ton\t5.0\t0\tt\t0.1", "b\toff\t99.0\t1\tt\t0.1"])
+    done = prune_ab.done(walls)
+    assert ("b", "off") not in done and ("b", "on") in done
+    assert prune_ab.ratio(done) == (pytest.approx(0.25), 1)
+
+
+def test_no_complete_pair_gives_no_ratio(tmp_path):
+    r, n = prune_ab.ratio(prune_ab.done(_walls(tmp_path, ["a\ton\t10.0\t0\tt\t0.1"])))
+    assert n == 0 and r != r  # nan
+
+
+def test_the_jobs_are_the_presets_in_its_order():
+    jobs = prune_ab.jobs()
+    assert len(jobs) == len(set(jobs)) == 28 and jobs[0] == (2, "scaled") and jobs[-1] == (1024, "qk_norm")
