@@ -474,7 +474,8 @@ def _xla_bytes(cfg) -> tuple[int, int]:
         return m.temp_size_in_bytes + m.argument_size_in_bytes + m.output_size_in_bytes
 
     return (used(chunk_fn.lower(state, jnp.int32(1)).compile()),
-            used(eval_fn.lower(params, val, jax.ShapeDtypeStruct((n_seeds,), jnp.float32)).compile()))
+            used(eval_fn.lower(params, val, jax.ShapeDtypeStruct((n_seeds,), jnp.float32),
+                                 jax.ShapeDtypeStruct((n_seeds,), jnp.bool_)).compile()))
 
 
 @pytest.mark.parametrize("overrides", [

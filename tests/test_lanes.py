@@ -2,8 +2,9 @@
 
 Each lane is its own run, with the run id, numbers and files it has when
 trained alone; a lane that diverges, or reaches the threshold under
-train.stop_at_threshold, stops alone; a killed grid resumes only its missing
-lanes, including after a kill between the lanes' per-run writes.
+train.stop_at_threshold, stops alone and is evaluated no more; a killed grid
+resumes only its missing lanes, including after a kill between the lanes'
+per-run writes.
 """
 from __future__ import annotations
 
@@ -73,6 +74,27 @@ def test_relaunch_skips_lanes_however_they_were_grouped(tmp_path, capsys):
     train.run(compose_train("seed=0", "train.n_seeds=3", GRID, f"results_dir={out}"))  # 2 new lanes
     after = {p.parent.name: p.stat().st_mtime_ns for p in (out / "runs").glob("*/summary.json")}
     assert len(after) == 6 and all(after[rid] == t for rid, t in stamps.items())
+
+
+def test_an_ended_lane_is_not_evaluated_and_the_live_ones_read_the_same():
+    import jax
+
+    from experiments.training import group as lane_group
+    from experiments.training import loop
+
+    cfg = compose_train("train.n_seeds=2", GRID)
+    g = lane_group.prepare(cfg, loop.lanes_of(cfg))
+    live = np.array([True, False, True, False])
+
+    def measured(mask):
+        out = jax.device_get(g.evaluate(g.state["params"], g.val, g.state["score_scale"], g.place(mask)))
+        return {k: np.asarray(v) for k, v in out.items()}
+
+    every, some = measured(np.ones(4, bool)), measured(live)
+    for name, values in every.items():
+        np.testing.assert_array_equal(some[name][live], values[live], err_msg=name)
+        if np.issubdtype(values.dtype, np.floating):
+            assert np.isnan(some[name][~live]).all(), name
 
 
 def test_diverging_lane_stops_alone(tmp_path):

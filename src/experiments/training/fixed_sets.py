@@ -39,10 +39,12 @@ def per_seed(make: Callable[[int], dict], seeds: list[int]) -> list[dict]:
     return [made[s] for s in seeds]
 
 
-def test_accuracy(group, params, score_scale, cfg: DictConfig) -> list[float]:
+def test_accuracy(group, params, score_scale, cfg: DictConfig, live=None) -> list[float]:
     """Accuracy of each lane on its seed's test split, in blocks shaped like the
     validation set (so the compiled evaluation serves both); `score_scale` is
-    the lanes' state["score_scale"]."""
+    the lanes' state["score_scale"]. Only the `live` lanes (bools; default every
+    lane) are evaluated: a pruned or diverged lane has no test accuracy (NaN)."""
+    live = group.place(np.ones(len(group.lanes), bool) if live is None else np.asarray(live, bool))
     task_cfg = task_object(OmegaConf.to_container(cfg.task, resolve=True))
     task, t = TASKS[cfg.task.name], cfg.train
     chunk = group.val["tokens"].shape[2]  # (L, n_chunks, chunk, T)
@@ -56,7 +58,7 @@ def test_accuracy(group, params, score_scale, cfg: DictConfig) -> list[float]:
         part = group.place(stack([
             chunked({k: v[b * block:(b + 1) * block] for k, v in test.items()}, chunk)
             for test in tests]))
-        out = jax.device_get(group.evaluate(params, part, score_scale))
+        out = jax.device_get(group.evaluate(params, part, score_scale, live))
         correct += np.asarray(out["accuracy"]) * np.asarray(out["n_loss"])
         weight += np.asarray(out["n_loss"])
     return list(correct / np.maximum(weight, 1.0))

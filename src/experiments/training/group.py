@@ -49,7 +49,7 @@ class Group:
     val: dict  # (L, n_chunks, chunk, ...)
     chunk: Callable  # compiled (state, n_steps) -> (state, first step's measurements, first bad step)
     chunk_steps: int  # a full chunk: steps between evaluations
-    evaluate: Callable  # compiled (params, batches, the state's score_scale) -> measurements
+    evaluate: Callable  # compiled (params, batches, the state's score_scale, live lanes) -> measurements
     place: Callable  # puts a lane-axis pytree where the programs expect it
     place_shared: Callable  # puts a value every lane shares (a step count) on the devices
     compile_time_s: float  # tracing + lowering + XLA compile of every program
@@ -97,7 +97,7 @@ def prepare(cfg: DictConfig, lanes: list[Lane]) -> Group:
     wait = start_executables(
         (static, input_signature((shapes, n_steps)), input_signature(val)),
         {"chunk": lambda: chunk_fn.lower(shapes, n_steps),
-         "eval": lambda: eval_fn.lower(shapes["params"], val, shapes["score_scale"])})
+         "eval": lambda: eval_fn.lower(shapes["params"], val, shapes["score_scale"], shapes["active"])})
     params, opt_state, scale = init(*init_args)
     state = place(lane_state(params, opt_state, scale))
     compiled, compile_s, xla_compile_s = wait()

@@ -131,7 +131,8 @@ def _train_placed(cfg: DictConfig, lanes: list[Lane], on_eval: Callable[[int, di
     # Inside the loop, the device is read only through explicit device_get at
     # evaluations: any implicit transfer is an error.
     with jax.transfer_guard("disallow"):
-        val_rows = _host_per_lane(evaluate(state["params"], val, state["score_scale"]), n_lanes)
+        val_rows = _host_per_lane(evaluate(state["params"], val, state["score_scale"], state["active"]),
+                                   n_lanes)
         while True:
             n = min(t.eval_every, t.steps - step) or 1
             final = step >= t.steps
@@ -172,13 +173,15 @@ def _train_placed(cfg: DictConfig, lanes: list[Lane], on_eval: Callable[[int, di
             if len(active) < n_lanes:  # the lanes that ended skip the work from here on
                 state = {**state, "active": _lane_mask(group, np.isin(np.arange(n_lanes), active))}
             step += n
-            val_rows = _host_per_lane(evaluate(state["params"], val, state["score_scale"]), n_lanes)
+            val_rows = _host_per_lane(evaluate(state["params"], val, state["score_scale"], state["active"]),
+                                   n_lanes)
             on_steps(n)
         jax.block_until_ready(state)
         final_params = state["params"] if kept is None else \
             _keep(_lane_mask(group, ended), kept, state["params"])
     train_time = time.perf_counter() - start
-    accuracies = test_accuracy(group, final_params, state["score_scale"], cfg)
+    completed = np.asarray([res.status == "completed" for res in results])
+    accuracies = test_accuracy(group, final_params, state["score_scale"], cfg, completed)
     for i, result in enumerate(results):
         result.compile_time_s, result.train_time_s = group.compile_time_s, train_time
         if result.status == "completed":

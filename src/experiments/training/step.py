@@ -209,13 +209,29 @@ def evaluate(params, batches, score_scale=None, *, spec: ModelSpec, n_queries: i
     return out
 
 
+def live_evaluate(params, batches, score_scale, live, *, spec: ModelSpec, n_queries: int):
+    """`evaluate` of a lane that is still `live` (a bool); the lane axis skips the others."""
+    del live  # read by the lane axis's idle branch, not here
+    return evaluate(params, batches, score_scale, spec=spec, n_queries=n_queries)
+
+
+def unevaluated(params, batches, score_scale, live, *, spec: ModelSpec, n_queries: int):
+    """What `live_evaluate` gives a lane that has ended: NaN in every measurement (a
+    count is 0), shaped without evaluating, so that a row of an ended lane read by
+    mistake shows as missing rather than as a number."""
+    shapes = jax.eval_shape(partial(evaluate, spec=spec, n_queries=n_queries), params, batches, score_scale)
+    fill = lambda a: jnp.full(a.shape, jnp.nan if jnp.issubdtype(a.dtype, jnp.floating) else 0, a.dtype)  # noqa: E731
+    return jax.tree_util.tree_map(fill, shapes)
+
+
 def compile_fns(spec: ModelSpec, tx, make_train_batch, n_queries: int, divergence_loss: float,
                 n_devices: int = 1, block: int | None = None):
     """The jitted functions of a group of lanes: (train_chunk, evaluate).
 
     chunk(state, n_steps): the state with a leading lane axis, n_steps an
     int32 device scalar every lane shares; evaluate(params, batches,
-    score_scale). Both
+    score_scale, live): live a bool per lane, the lanes still training (an
+    ended or pruned lane is not evaluated: NaN). Both
     map over the lane axis (lane_axis.lane_program): L lanes are one
     program, split over n_devices, `block` lanes vmapped at a time.
     """
@@ -224,6 +240,8 @@ def compile_fns(spec: ModelSpec, tx, make_train_batch, n_queries: int, divergenc
     idle = (lambda state: state["active"], partial(ended_chunk, spec=spec))
     chunk = lane_axis.lane_program(partial(train_chunk, **fixed), n_devices, n_lane_args=1,
                                    block=block, idle=idle)
-    ev = lane_axis.lane_program(partial(evaluate, spec=spec, n_queries=n_queries), n_devices,
-                                n_lane_args=3, block=block)
+    ev_fixed = dict(spec=spec, n_queries=n_queries)
+    ev_idle = (lambda params, batches, scale, live: live, partial(unevaluated, **ev_fixed))
+    ev = lane_axis.lane_program(partial(live_evaluate, **ev_fixed), n_devices, n_lane_args=4,
+                                block=block, idle=ev_idle)
     return jax.jit(chunk, donate_argnums=0), jax.jit(ev)
