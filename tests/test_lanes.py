@@ -91,9 +91,10 @@ def test_an_ended_lane_is_not_evaluated_and_the_live_ones_read_the_same():
         return {k: np.asarray(v) for k, v in out.items()}
 
     every, some = measured(np.ones(4, bool)), measured(live)
+    skipped = lane_group.lane_block(cfg) == 1  # a block with a live lane is evaluated whole
     for name, values in every.items():
         np.testing.assert_array_equal(some[name][live], values[live], err_msg=name)
-        if np.issubdtype(values.dtype, np.floating):
+        if skipped and np.issubdtype(values.dtype, np.floating):
             assert np.isnan(some[name][~live]).all(), name
 
 

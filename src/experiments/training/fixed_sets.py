@@ -43,7 +43,8 @@ def test_accuracy(group, params, score_scale, cfg: DictConfig, live=None) -> lis
     """Accuracy of each lane on its seed's test split, in blocks shaped like the
     validation set (so the compiled evaluation serves both); `score_scale` is
     the lanes' state["score_scale"]. Only the `live` lanes (bools; default every
-    lane) are evaluated: a pruned or diverged lane has no test accuracy (NaN)."""
+    lane) need evaluating: a pruned or diverged lane has no test accuracy (its
+    value is NaN, or a number nobody reads where a block mixes it with live lanes)."""
     live = group.place(np.ones(len(group.lanes), bool) if live is None else np.asarray(live, bool))
     task_cfg = task_object(OmegaConf.to_container(cfg.task, resolve=True))
     task, t = TASKS[cfg.task.name], cfg.train

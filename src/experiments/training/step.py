@@ -231,7 +231,9 @@ def compile_fns(spec: ModelSpec, tx, make_train_batch, n_queries: int, divergenc
     chunk(state, n_steps): the state with a leading lane axis, n_steps an
     int32 device scalar every lane shares; evaluate(params, batches,
     score_scale, live): live a bool per lane, the lanes still training (an
-    ended or pruned lane is not evaluated: NaN). Both
+    ended or pruned lane is skipped, NaN, where its block has no live lane: always
+    with blocks of one lane, the CPU default; a GPU's one vmapped block of every
+    lane is evaluated whole while any lane is live). Both
     map over the lane axis (lane_axis.lane_program): L lanes are one
     program, split over n_devices, `block` lanes vmapped at a time.
     """
