@@ -84,7 +84,8 @@ def chance(summary: pd.DataFrame, history: pd.DataFrame | None = None) -> pd.Ser
     task_cols = [c for c in summary.columns if c.startswith("task.")]
     if task_cols:
         # map(str), not astype(str): pandas' string dtype keeps NaN (a field another task lacks)
-        keys = summary[["task", *task_cols]].map(str).agg("|".join, axis=1)
+        text = summary[["task", *task_cols]].map(str)
+        keys = text["task"].str.cat(text[task_cols], sep="|")  # column-wise: a row-wise join is slow
         firsts = summary.groupby(keys, sort=False).head(1)
         by_key = {keys[i]: _task_chance(firsts.loc[i]) for i in firsts.index}
         out = keys.map(by_key).astype(float)
