@@ -62,10 +62,11 @@ def main(cell: str = "adam_mqar", root: str = "results/prune_ab") -> None:
     root_path = Path(root)
     root_path.mkdir(parents=True, exist_ok=True)
     walls = root_path / "walls.tsv"
+    finished = done(walls)
     for i, (d_k, variant) in enumerate(jobs()):
         job = f"{variant}-dk{d_k}"
         for arm in (("on", "off") if i % 2 == 0 else ("off", "on")):
-            if (job, arm) in done(walls):
+            if (job, arm) in finished:
                 continue
             while (root_path / "PAUSE").exists():
                 time.sleep(10)
@@ -76,8 +77,10 @@ def main(cell: str = "adam_mqar", root: str = "results/prune_ab") -> None:
                 if new:
                     f.write("\t".join(FIELDS) + "\n")
                 f.write(f"{job}\t{arm}\t{wall:.1f}\t{rc}\t{started}\t{load1:.2f}\n")
+            if rc == 0:
+                finished[(job, arm)] = wall
             print(f"{job} {arm}: {wall:.1f} s (rc {rc}, load {load1:.2f})", flush=True)
-    r, n = ratio(done(walls))
+    r, n = ratio(finished)
     print(f"pruning on / off wall time over {n} jobs: {r:.3f}")
 
 

@@ -39,13 +39,13 @@ def per_seed(make: Callable[[int], dict], seeds: list[int]) -> list[dict]:
     return [made[s] for s in seeds]
 
 
-def test_accuracy(group, params, score_scale, cfg: DictConfig, live=None) -> list[float]:
+def test_accuracy(group, params, score_scale, cfg: DictConfig, live) -> list[float]:
     """Accuracy of each lane on its seed's test split, in blocks shaped like the
     validation set (so the compiled evaluation serves both); `score_scale` is
-    the lanes' state["score_scale"]. Only the `live` lanes (bools; default every
-    lane) need evaluating: a pruned or diverged lane has no test accuracy (its
+    the lanes' state["score_scale"]. Only the `live` lanes (a bool per lane)
+    need evaluating: a pruned or diverged lane has no test accuracy (its
     value is NaN, or a number nobody reads where a block mixes it with live lanes)."""
-    live = group.place(np.ones(len(group.lanes), bool) if live is None else np.asarray(live, bool))
+    live = group.place(np.asarray(live, bool))
     task_cfg = task_object(OmegaConf.to_container(cfg.task, resolve=True))
     task, t = TASKS[cfg.task.name], cfg.train
     chunk = group.val["tokens"].shape[2]  # (L, n_chunks, chunk, T)

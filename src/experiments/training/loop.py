@@ -116,6 +116,9 @@ def _train_placed(cfg: DictConfig, lanes: list[Lane], on_eval: Callable[[int, di
     group = prepare(cfg, lanes)
     state, val, evaluate = group.state, group.val, group.evaluate
     n_lanes = len(lanes)
+
+    def validate(state) -> list[dict]:  # per lane; an ended lane's row is NaN and never read
+        return _host_per_lane(evaluate(state["params"], val, state["score_scale"], state["active"]), n_lanes)
     results = [RunResult(n_params=group.n_params, n_seeds_vmapped=n_lanes) for _ in lanes]
 
     start = time.perf_counter()
@@ -131,8 +134,7 @@ def _train_placed(cfg: DictConfig, lanes: list[Lane], on_eval: Callable[[int, di
     # Inside the loop, the device is read only through explicit device_get at
     # evaluations: any implicit transfer is an error.
     with jax.transfer_guard("disallow"):
-        val_rows = _host_per_lane(evaluate(state["params"], val, state["score_scale"], state["active"]),
-                                   n_lanes)
+        val_rows = validate(state)
         while True:
             n = min(t.eval_every, t.steps - step) or 1
             final = step >= t.steps
@@ -173,8 +175,7 @@ def _train_placed(cfg: DictConfig, lanes: list[Lane], on_eval: Callable[[int, di
             if len(active) < n_lanes:  # the lanes that ended skip the work from here on
                 state = {**state, "active": _lane_mask(group, np.isin(np.arange(n_lanes), active))}
             step += n
-            val_rows = _host_per_lane(evaluate(state["params"], val, state["score_scale"], state["active"]),
-                                   n_lanes)
+            val_rows = validate(state)
             on_steps(n)
         jax.block_until_ready(state)
         final_params = state["params"] if kept is None else \
