@@ -1,6 +1,7 @@
 """Wall time of one cell trained with train.prune on and off, job by job, alternating.
 
-    PYTHONPATH=src python scripts/prune_ab.py [cell] [results root]   (default adam_mqar, results/prune_ab)
+    PYTHONPATH=src python scripts/prune_ab.py [cell] [results root] [jobs]
+    (defaults adam_mqar, results/prune_ab, every job; jobs: e.g. additive-dk512,scaled-dk1024)
 
 Each job of `experiment=quality cell=<cell>` (one (d_k, variant): all its rates x seeds as lanes)
 is trained twice in one process each, into <root>/on and <root>/off, the arm that goes first
@@ -58,13 +59,16 @@ def train(cell: str, d_k: int, variant: str, arm: str, root: Path) -> tuple[floa
     return time.perf_counter() - start, rc
 
 
-def main(cell: str = "adam_mqar", root: str = "results/prune_ab") -> None:
+def main(cell: str = "adam_mqar", root: str = "results/prune_ab", only: str = "") -> None:
     root_path = Path(root)
+    wanted = set(filter(None, only.split(",")))
     root_path.mkdir(parents=True, exist_ok=True)
     walls = root_path / "walls.tsv"
     finished = done(walls)
     for i, (d_k, variant) in enumerate(jobs()):
         job = f"{variant}-dk{d_k}"
+        if wanted and job not in wanted:
+            continue  # a subset keeps each job's arm order, so runs of parts compose into the whole
         for arm in (("on", "off") if i % 2 == 0 else ("off", "on")):
             if (job, arm) in finished:
                 continue
@@ -85,4 +89,4 @@ def main(cell: str = "adam_mqar", root: str = "results/prune_ab") -> None:
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:3])
+    main(*sys.argv[1:4])

@@ -35,3 +35,16 @@ def test_no_complete_pair_gives_no_ratio(tmp_path):
 def test_the_jobs_are_the_presets_in_its_order():
     jobs = prune_ab.jobs()
     assert len(jobs) == len(set(jobs)) == 28 and jobs[0] == (2, "scaled") and jobs[-1] == (1024, "qk_norm")
+
+
+def test_a_subset_of_jobs_keeps_each_jobs_arm_order_in_the_whole_sweep(tmp_path, monkeypatch):
+    calls = []
+    monkeypatch.setattr(prune_ab, "train", lambda cell, d_k, variant, arm, root: calls.append(
+        (f"{variant}-dk{d_k}", arm)) or (1.0, 0))
+    prune_ab.main("adam_mqar", str(tmp_path), "additive-dk512,scaled-dk1024")
+    index = {f"{v}-dk{d}": i for i, (d, v) in enumerate(prune_ab.jobs())}
+    assert sorted({job for job, _ in calls}) == ["additive-dk512", "scaled-dk1024"]
+    for job in ("additive-dk512", "scaled-dk1024"):
+        arms = [arm for j, arm in calls if j == job]
+        assert arms == (["on", "off"] if index[job] % 2 == 0 else ["off", "on"])
+    assert prune_ab.ratio(prune_ab.done(tmp_path / "walls.tsv")) == (1.0, 2)
