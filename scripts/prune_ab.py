@@ -62,11 +62,13 @@ def train(cell: str, d_k: int, variant: str, arm: str, root: Path) -> tuple[floa
 def main(cell: str = "adam_mqar", root: str = "results/prune_ab", only: str = "") -> None:
     root_path = Path(root)
     wanted = set(filter(None, only.split(",")))
+    names = [f"{variant}-dk{d_k}" for d_k, variant in jobs()]
+    if wanted - set(names):  # a misspelt job would otherwise run nothing and say nothing
+        sys.exit(f"jobs: unknown {', '.join(sorted(wanted - set(names)))}; allowed: {', '.join(names)}")
     root_path.mkdir(parents=True, exist_ok=True)
     walls = root_path / "walls.tsv"
     finished = done(walls)
-    for i, (d_k, variant) in enumerate(jobs()):
-        job = f"{variant}-dk{d_k}"
+    for i, ((d_k, variant), job) in enumerate(zip(jobs(), names)):
         if wanted and job not in wanted:
             continue  # a subset keeps each job's arm order, so runs of parts compose into the whole
         for arm in (("on", "off") if i % 2 == 0 else ("off", "on")):

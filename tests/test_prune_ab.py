@@ -48,3 +48,9 @@ def test_a_subset_of_jobs_keeps_each_jobs_arm_order_in_the_whole_sweep(tmp_path,
         arms = [arm for j, arm in calls if j == job]
         assert arms == (["on", "off"] if index[job] % 2 == 0 else ["off", "on"])
     assert prune_ab.ratio(prune_ab.done(tmp_path / "walls.tsv")) == (1.0, 2)
+
+
+def test_an_unknown_job_is_refused_in_one_line_before_anything_is_written(tmp_path):
+    with pytest.raises(SystemExit, match=r"^jobs: unknown additive-dk5; allowed: scaled-dk2,"):
+        prune_ab.main("adam_mqar", str(tmp_path / "ab"), "additive-dk5,scaled-dk2")
+    assert not (tmp_path / "ab").exists()
