@@ -16,7 +16,7 @@ import pandas as pd
 
 import attention
 
-from .consistency import mixed_cell
+from .consistency import unlike_runs
 
 VARIANTS = tuple(attention.variant_names())  # the paper's three first, then the registry's others
 EXTRA_VARIANTS = tuple(v for v in VARIANTS if v not in attention.registry.PAPER_VARIANTS)
@@ -87,13 +87,13 @@ def from_tables(root: Path, tables: dict, primary_optimizer: str = "adam",
     probe = with_grad_aliases(tables["probe"])
     summary, history, width_summary, width_history = split_width(summary, history)
     for runs in (summary, width_summary):
-        mixed = mixed_cell(runs)
+        mixed = unlike_runs(runs)
         if mixed:
             raise ResultsFileError(f"{root / 'summary.parquet'}: {mixed}")
     history_all = history
     if history is not None and keep_runs is not None:
         history = history[history["run_id"].isin(set(keep_runs(summary, history)))]
-    primary = None if history is None else primary_condition(history, primary_optimizer, primary_task)
+    primary = None if history is None else primary_condition(history, primary_optimizer, primary_task, root)
     return Results(root, summary, history, probe, tables["cost"], primary, history_all,
                    width_summary, width_history)
 
@@ -141,11 +141,13 @@ def conditions(df: pd.DataFrame) -> list[tuple[str, str]]:
     return [(str(t), str(o)) for t, o in counts.index]
 
 
-def primary_condition(history: pd.DataFrame, optimizer: str, task: str | None = None) -> tuple[str, str]:
+def primary_condition(history: pd.DataFrame, optimizer: str, task: str | None,
+                      root: Path) -> tuple[str, str]:
     """The (task, optimizer) named by the analysis config, where the d_k-sweep figures and the
     end-of-training sections are read. Named, never picked by run counts: a tie-break would let
     the data decide which condition a verdict is about. task None: the one task run with
-    `optimizer`; ConditionError if there are none or several."""
+    `optimizer`; ConditionError if there are none or several (naming both places to name it:
+    the command line, and the results folder's own analysis.yaml, app.analysis_cli)."""
     runs = history.drop_duplicates("run_id")
     optimizers = sorted(runs["optimizer"].astype(str).unique())
     if optimizer not in optimizers:
@@ -154,7 +156,9 @@ def primary_condition(history: pd.DataFrame, optimizer: str, task: str | None = 
     tasks = sorted(runs.loc[runs["optimizer"].astype(str) == optimizer, "task"].astype(str).unique())
     if task is None and len(tasks) > 1:
         raise ConditionError(f"primary_task: history.parquet has tasks {', '.join(tasks)} under optimizer "
-                             f"{optimizer}; pass primary_task=<one of them>")
+                             f"{optimizer}; name one: primary_task={tasks[0]} on the command line (of "
+                             f"plot, report, dashboard or scripts/regenerate.sh), or the line "
+                             f"'primary_task: {tasks[0]}' in {root / 'analysis.yaml'}")
     if task is not None and task not in tasks:
         raise ConditionError(f"primary_task: {task!r} has no runs with optimizer {optimizer} in "
                              f"history.parquet (tasks there: {', '.join(tasks)})")
