@@ -6,7 +6,8 @@ K x S lanes (each rate with seeds seed .. seed+S-1) together as one program
 (training.loop); each lane is still its own run (folder, summary, W&B run),
 with the run id it would have alone with optimizer.lr=r and that seed, so a
 relaunch, however it is grouped, skips what is done. A run whose summary says completed (or
-diverged), and whose files can be read, is skipped unless overwrite=true; an
+diverged), and whose files can be read, is skipped unless overwrite=true (one whose files
+cannot be read is set aside whole, store.claim.set_aside, and trained again); an
 overwrite is trained beside the old run and replaces it only once it has
 finished. One that says pruned (train.prune stopped it: its rate could no longer
 be the best) is skipped while train.prune is on, and trained again, the whole
@@ -125,13 +126,15 @@ def _run(cfg: DictConfig, multirun: bool) -> list[dict]:
 
 def _finished(cfg: DictConfig, m: Member) -> dict | None:
     """The summary of the finished run in m's folder, after any swap a killed process
-    left is settled; None when there is none, or it cannot be read (trained again)."""
+    left is settled; None when there is none, or it cannot be read (its folder is set
+    aside whole, never deleted, and the run trained again)."""
     claim.recover(m.folder, cfg.results_dir, m.rid, is_finished)
     results.check_run_folder(m.folder)
     try:
         return finished_run(m.folder)
     except Incomplete as why:
-        progress.say(f"retrain {m.rid}: {why}")
+        kept = claim.set_aside(m.folder, cfg.results_dir, m.rid)
+        progress.say(f"retrain {m.rid}: {why}; its folder is kept, as it was, in {kept}")
         return None
 
 

@@ -19,6 +19,11 @@ the old folder aside; `recover` (called under the claim, before anything
 else touches the run) completes the swap when the staged run had finished,
 or puts the old folder back otherwise. Nothing outside runs/ is collected,
 so a staged run is never tabled.
+
+A run folder that says it finished but whose files cannot be read is moved
+whole to ${results_dir}/unreadable/<run_id>-<UTC time>/ (`set_aside`) before
+the run is trained again: what can still be read of it (its config, its
+history) is never deleted, and collect, which reads runs/ alone, never counts it.
 """
 from __future__ import annotations
 
@@ -27,6 +32,7 @@ import fcntl
 import os
 import shutil
 import sys
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
@@ -35,6 +41,7 @@ from experiments.store import wandb_attempts
 from experiments.store.results import run_dir
 
 STAGING = ".staging"
+UNREADABLE = "unreadable"  # run folders set aside whole because their files cannot be read
 ASIDE = ".old"  # suffix of a replaced run folder, between the two renames of a swap
 NO_LOCKS = (errno.ENOLCK, errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP)
 _warned_no_locks = False
@@ -124,6 +131,21 @@ def swap_in(new: Path, folder: Path, results_dir: str | Path, rid: str) -> None:
     os.replace(folder, aside)
     os.replace(new, folder)
     shutil.rmtree(aside)
+
+
+def set_aside(folder: Path, results_dir: str | Path, rid: str) -> Path:
+    """Move the run folder `folder`, whose files cannot be read, out of runs/ intact; return
+    where it went. The caller holds the claim, so only a second unreadable folder of the same
+    run within the same second can want the same name: it gets a counter."""
+    root = Path(results_dir) / UNREADABLE
+    root.mkdir(parents=True, exist_ok=True)
+    name = f"{rid}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
+    target, n = root / name, 1
+    while target.exists():
+        n += 1
+        target = root / f"{name}-{n}"
+    os.rename(folder, target)
+    return target
 
 
 def discard(results_dir: str | Path, rid: str) -> None:
