@@ -26,7 +26,7 @@ FIGURES = {"profile", "logit_variance", "entropy", "saturation", "gradients", "q
            "learning_curves_assoc-recall_adam", "learning_curves_mqar_sgd",
            "steps_survival_assoc-recall_adam", "steps_survival_mqar_sgd"}
 SECTIONS = ["variance", "saturation", "jacobian", "gradients", "quality", "cost", "extra"]
-VERDICT = re.compile(r"^\*\*Verdict: (holds|does not hold|not observed in this setting"
+VERDICT = re.compile(r"^\*\*Verdict: (holds|does not hold|not observed in this setting|not measured"
                      r"|inconclusive(?: \(too few seeds: n = \d+ < \d+\))?)\.\*\*", re.M)
 FEW = rules.too_few(2)
 
@@ -71,6 +71,8 @@ def test_missing_tables_skip_figures_without_crashing(results, tmp_path, capsys)
     assert dashboard.main([f"results_dir={tmp_path}"]) == 0
     text = (tmp_path / "REPORT.md").read_text()
     assert len(VERDICT.findall(text)) == len(SECTIONS) and "no data" in text
+    # no probe, history or cost: nothing to judge reads "not measured", never "inconclusive"
+    assert VERDICT.findall(text) == [rules.UNMEASURED] * 4 + [VERDICT.findall(text)[4]] + [rules.UNMEASURED] * 2
 
 
 def test_missing_results_dir_is_one_line_and_exit_2(tmp_path, capsys):

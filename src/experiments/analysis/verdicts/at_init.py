@@ -14,7 +14,7 @@ import pandas as pd
 
 import attention
 from experiments.analysis.tables import load
-from experiments.analysis.verdicts.rules import FAILS, HOLDS, UNSURE, Part, judge, reason, verdict_of
+from experiments.analysis.verdicts.rules import FAILS, HOLDS, UNMEASURED, UNSURE, Part, judge, reason, verdict_of
 from experiments.analysis.stats.intervals import per_seed_slopes
 from experiments.analysis.verdicts.section import (
     INTERVALS,
@@ -76,8 +76,10 @@ def gradient_rule(ratio_slopes: dict) -> dict[str, Part]:
 
 
 def gradient_verdict(parts: dict[str, Part]) -> str:
-    """Both aggregates measured and agreeing: their verdict. Otherwise inconclusive: where they
-    disagree the report says why, and neither is picked."""
+    """Both aggregates measured and agreeing: their verdict; neither measured: not measured.
+    Otherwise inconclusive: where they disagree the report says why, and neither is picked."""
+    if all(p.n == 0 for p in parts.values()):
+        return UNMEASURED
     each = {verdict_of([p]) for p in parts.values()}
     measured = all(p.n > 0 for p in parts.values())
     return each.pop() if measured and len(each) == 1 else UNSURE

@@ -24,10 +24,11 @@ import pandas as pd
 from experiments.analysis import results as analysis_results
 from experiments.analysis.lr import select as lr_select
 from experiments.analysis.tables import load
+from experiments.analysis.verdicts.rules import FAILS, HOLDS, UNMEASURED, UNSURE
 from experiments.analysis.verdicts.sections import all_sections
 
 ANSWER = re.compile(r"\(([^();]+): (yes|no|unclear|few); n = \d+[;),]")  # every clause's (question: answer; n)
-CELL_VERDICT = re.compile(r"(\w+/\w+): (holds|does not hold|inconclusive)\b")  # a cell's reading in a reason
+CELL_VERDICT = re.compile(rf"(\w+/\w+): ({'|'.join((HOLDS, FAILS, UNSURE, UNMEASURED))})\b")  # a cell's reading
 NUMBER = re.compile(r"[-−+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 
 

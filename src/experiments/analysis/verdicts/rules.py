@@ -4,8 +4,8 @@ A clause asks one question of the interval over seeds of one quantity ("is
 unscaled's slope within 1 ± 0.15?") and answers 'yes', 'no', 'unclear' or
 'few' (fewer than MIN_SEEDS seeds: no interval to ask). Clauses combine into
 a verdict: holds if every answer is 'yes', does not hold if any is 'no',
-"inconclusive (too few seeds ...)" if a clause lacked seeds, inconclusive
-otherwise. Each clause states its power: the smallest true distance from its
+"not measured" if no clause had a single value, "inconclusive (too few
+seeds ...)" if a clause lacked seeds, inconclusive otherwise. Each clause states its power: the smallest true distance from its
 threshold that the interval would clear with 80% probability, from the seed
 spread (stats.detectable), so that "unclear" with a wide spread reads as no
 power and not as no effect.
@@ -34,7 +34,8 @@ from experiments.analysis.stats.intervals import (
 
 HOLDS, FAILS, UNSURE = "holds", "does not hold", "inconclusive"
 UNSEEN = "not observed in this setting"  # the setting cannot show the effect (reason given)
-VERDICTS = (HOLDS, FAILS, UNSURE, UNSEEN)
+UNMEASURED = "not measured"  # nothing to judge: no table, no runs, or no clause with a value
+VERDICTS = (HOLDS, FAILS, UNSURE, UNSEEN, UNMEASURED)
 POWER_NOTE = (f"'detectable' is the smallest true distance from the threshold that the interval would "
               f"clear with {POWER:.0%} probability, (t_0.975 + t_{POWER}) sd / √n over the seed spread")
 
@@ -89,6 +90,8 @@ def verdict_of(parts: list[Part] | list[str]) -> str:
         return HOLDS
     if "no" in answers:
         return FAILS
+    if parts and all(isinstance(p, Part) and p.n == 0 for p in parts):
+        return UNMEASURED
     few = [p.n for p in parts if isinstance(p, Part) and p.answer == "few"]
     if few and min(few) > 0:  # n = 0 is "not measured", not "too few"
         return too_few(min(few))

@@ -17,7 +17,7 @@ import pandas as pd
 
 from experiments.analysis.tables import load
 from experiments.analysis.tables import diverged as status
-from experiments.analysis.verdicts.rules import POWER_NOTE, UNSURE
+from experiments.analysis.verdicts.rules import POWER_NOTE, UNMEASURED
 from experiments.analysis.stats.intervals import METHOD, MIN_SEEDS, count, fmt_ci, mean_ci, per_seed_slopes
 
 INTERVALS = f"{METHOD}; {POWER_NOTE}"
@@ -38,11 +38,12 @@ class Section:
     headline: str = ""  # the key number, a few words: what the first screen shows beside the verdict
     rule_brief: str = ""  # the rule in one sentence; the full rule is `rule` and docs/CLAIM.md
     answer: list[str] = field(default_factory=list)  # "The answer" in plain words, one line per cell
+    variants: list = field(default_factory=list)  # every_variant.ConditionVariants, one per cell (quality)
 
 
 def no_data(key: str, title: str, claim: str, figures: list[str], rule: str, what: str,
             rule_brief: str = "") -> Section:
-    return Section(key, title, claim, figures, rule, UNSURE, f"no data: {what}", "not measured",
+    return Section(key, title, claim, figures, rule, UNMEASURED, f"no data: {what}", "not measured",
                    headline="not measured", rule_brief=rule_brief)
 
 
