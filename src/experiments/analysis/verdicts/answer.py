@@ -78,8 +78,8 @@ def _mup(lr_parts: list[Part]) -> str:
 def cell_answer(p: qp.CellProfile, verdict: str, cross: sp.Crossover | None, fix_from: int | None,
                 lr_parts: list[Part], margin: float) -> str:
     """'**task/opt** (verdict): sentences' for one (task, optimizer)."""
-    missing = p.unmeasured()
-    gap = (f" Not measured at {quality_rules.d_k_list(missing)}: scaled did not learn there." if missing else "")
+    gap = "".join(f" Not measured at {quality_rules.d_k_list(d_ks)}: {why}."
+                  for why, d_ks in p.why_unmeasured().items())
     return (f"**{p.name}** ({verdict}): {_fix(p, fix_from, margin)} {_additive(p, cross, margin)}"
             f"{_wide(p, margin)} {_mup(lr_parts)}{gap}")
 

@@ -4,7 +4,8 @@ variant's best learning rate, at every d_k where the comparison measures attenti
 A d_k enters only where scaled learned there: its seed-mean AUC covered at least
 `learned_fraction` of the way from chance to scaled's best AUC in that cell. Below
 that the task, not the attention, decides (vector_retrieval's plateau at chance), and
-the d_k reads "not measured". A pair's d_k enters where, besides, one of its two
+the d_k reads "not measured", and says why: scaled did not learn there, or was never run
+there (another variant's runs put the d_k on the axis). A pair's d_k enters where, besides, one of its two
 variants cleared the same bar: a gap between two models at chance says nothing about
 either, however tight the seeds make it. A cell without scaled runs has no gate.
 
@@ -33,6 +34,8 @@ LEARNED_FRACTION = 0.25  # of the way from chance to scaled's best AUC: a d_k wh
 PAIRS = (("additive", "unscaled"), ("scaled", "unscaled"), ("qk_norm", "scaled"), ("mup", "scaled"),
          ("additive_wide", "unscaled"))
 CLAIM_PAIR, FIX_PAIR, WIDE_PAIR = PAIRS[0], PAIRS[1], PAIRS[4]
+GATE = "scaled"  # the variant whose learning decides which d_k enter
+NOT_LEARNED, NEVER_RUN = "scaled did not learn there", "scaled was never run there"  # why a d_k is out
 
 
 def declared(res: load.Results) -> tuple[float, float]:
@@ -57,6 +60,7 @@ class CellProfile:
     diffs: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
     n_seeds: int = 0
     pair_gate: dict[tuple[str, str], list[bool]] = field(default_factory=dict)  # measured, and one learned
+    unrun: list[int] = field(default_factory=list)  # d_ks with no scaled run at all (never run, not unlearned)
 
     def columns(self, pair=None) -> list[int]:
         """Indices of the d_ks that entered (for `pair`: where one of its variants learned too)."""
@@ -71,6 +75,12 @@ class CellProfile:
     def unmeasured(self) -> list[int]:
         return [d for d, m in zip(self.d_ks, self.measured) if not m]
 
+    def why_unmeasured(self) -> dict[str, list[int]]:
+        """{NOT_LEARNED: d_ks, NEVER_RUN: d_ks} of the d_ks that did not enter, empty lists left out."""
+        out = {NOT_LEARNED: [d for d in self.unmeasured() if d not in self.unrun],
+               NEVER_RUN: [d for d in self.unmeasured() if d in self.unrun]}
+        return {why: d_ks for why, d_ks in out.items() if d_ks}
+
 
 def _auc_matrix(completed: pd.DataFrame, variant: str, d_ks, seeds) -> np.ndarray:
     return np.stack([load.cell_values(completed, "accuracy_auc", variant, d, seeds) for d in d_ks], axis=1)
@@ -82,11 +92,11 @@ def learned(best: pd.DataFrame, d_ks, fraction: float) -> tuple[dict[str, list[b
     words). Every d_k counts as learned where scaled was not run."""
     means = best.groupby(["attention", "d_k"])["val_auc"].mean()
     variants = sorted(set(best["attention"]))
-    if "scaled" not in variants:
+    if GATE not in variants:
         return {v: [True] * len(d_ks) for v in variants}, "no scaled runs: every d_k enters"
-    sc = best[best["attention"] == "scaled"]
+    sc = best[best["attention"] == GATE]
     chance = float(sc["chance"].mean()) if sc["chance"].notna().any() else 0.0
-    top = float(means["scaled"].max())
+    top = float(means[GATE].max())
     bar = chance + fraction * (top - chance)
     out = {v: [bool((v, d) in means.index and means[(v, d)] >= bar) for d in d_ks] for v in variants}
     return out, (f"scaled learned: seed-mean AUC ≥ {bar:.3f} (chance {chance:.3f} + {fraction:.0%} of the "
@@ -101,13 +111,15 @@ def cell_profile(every: pd.DataFrame, history=None, fraction: float = LEARNED_FR
     seeds = sorted(best["seed"].unique())  # the judged: confirmation seeds where a cell has them
     d_ks = sorted(int(d) for d in best["d_k"].unique())
     did, gate = learned(best, d_ks, fraction)
-    measured = did.get("scaled", [True] * len(d_ks))
+    measured = did.get(GATE, [True] * len(d_ks))
     diffs, pair_gate = {}, {}
     for a, b in PAIRS:
         if a in did and b in did:
             diffs[(a, b)] = _auc_matrix(completed, a, d_ks, seeds) - _auc_matrix(completed, b, d_ks, seeds)
             pair_gate[(a, b)] = [m and (x or y) for m, x, y in zip(measured, did[a], did[b])]
-    return CellProfile(name, d_ks, measured, gate, diffs, len(seeds), pair_gate)
+    ran = set(best.loc[best["attention"] == GATE, "d_k"].astype(int))
+    unrun = [d for d in d_ks if d not in ran] if GATE in did else []
+    return CellProfile(name, d_ks, measured, gate, diffs, len(seeds), pair_gate, unrun)
 
 
 def sd_of(x) -> float:
@@ -124,30 +136,50 @@ def fmt_delta(ci) -> str:
     return f"{est:+.3f}{bounds}"
 
 
-def profile_rows(p: CellProfile, margin: float) -> list[dict]:
-    """Table rows, one per d_k: each pair's Δ [95% CI] with what the clauses read there (alike by
-    TOST at ±margin, ahead by the step-down from the largest d_k), TOST's power at the paired sd."""
-    marks = {}
-    for pair, null in ((CLAIM_PAIR, 0.0), (FIX_PAIR, margin)):
+SCALED_OUT = {NOT_LEARNED: "no: not measured", NEVER_RUN: "never run: not measured"}  # the table's words
+
+
+def _step_downs(p: CellProfile, margin: float) -> dict[tuple, dict[int, bool]]:
+    """{(pair, null): {d_k: rejected}}: the step-downs that the clauses and the answer read."""
+    out = {}
+    for pair, null in ((CLAIM_PAIR, 0.0), (FIX_PAIR, 0.0), (FIX_PAIR, margin)):
         if pair in p.diffs:
             d_ks, diffs = p.entered(pair)
-            marks[pair] = dict(zip(d_ks, stats_profile.step_down(diffs, null)))
+            out[(pair, null)] = dict(zip(d_ks, stats_profile.step_down(diffs, null)))
+    return out
+
+
+def _mark(pair, d: int, x: np.ndarray, downs: dict, margin: float) -> str:
+    """What the answer reads at this d_k, beside the interval: ahead (the step-down, null 0; for
+    scaled − unscaled also null margin), alike (TOST). One-sided tests: a marked cell's two-sided
+    interval may still reach the null."""
+    alike = " alike" if stats_profile.equivalent(x, margin) == "yes" else ""
+    if pair == CLAIM_PAIR:
+        return alike + (" ahead" if downs[(pair, 0.0)].get(d) else "")
+    if pair == FIX_PAIR:
+        return f" ahead by > {margin:g}" if downs[(pair, margin)].get(d) else (
+            " ahead" if downs[(pair, 0.0)].get(d) else "")
+    return alike if pair == WIDE_PAIR else ""
+
+
+def profile_rows(p: CellProfile, margin: float) -> list[dict]:
+    """Table rows, one per d_k: each pair's Δ [95% CI] with what the clauses and the answer read
+    there (_mark), TOST's power at the paired sd; a d_k that did not enter says why."""
+    downs = _step_downs(p, margin)
+    why = {d: reason for reason, d_ks in p.why_unmeasured().items() for d in d_ks}
     rows = []
     for j, d in enumerate(p.d_ks):
-        row = {"d_k": d, "scaled learned": "yes" if p.measured[j] else "no: not measured"}
+        row = {"d_k": d, "scaled learned": "yes" if p.measured[j] else SCALED_OUT[why[d]]}
         for pair, diff in p.diffs.items():
             x = diff[:, j]
             text = fmt_delta(mean_ci(x)) if np.isfinite(x).any() else "—"
             if p.measured[j] and j not in p.columns(pair):
                 text += " (neither learned)"
-            elif p.measured[j] and pair == CLAIM_PAIR:
-                tost = stats_profile.equivalent(x, margin)
-                text += " alike" if tost == "yes" else ""
-                text += " ahead" if marks[pair].get(d) else ""
-                row[f"TOST power ±{margin:g}"] = _pct(stats_profile.tost_power(sd_of(x), int(np.isfinite(x).sum()),
-                                                                              margin))
-            if p.measured[j] and pair == FIX_PAIR and marks[pair].get(d):
-                text += f" ahead by > {margin:g}"
+            elif p.measured[j]:
+                text += _mark(pair, d, x, downs, margin)
+                if pair == CLAIM_PAIR:
+                    row[f"TOST power ±{margin:g}"] = _pct(stats_profile.tost_power(
+                        sd_of(x), int(np.isfinite(x).sum()), margin))
             row[pair_name(pair)] = text
         rows.append(row)
     return rows
