@@ -26,6 +26,7 @@ from omegaconf import OmegaConf
 
 from experiments.analysis import results as analysis_results
 from experiments.analysis.tables import load
+from experiments.analysis.verdicts.every_variant import REFERENCE
 from experiments.analysis.verdicts.quality_profile import ALIKE_MARGIN, LEARNED_FRACTION
 from experiments.store.collect import RECORDED, run_folders
 from experiments.app.errors import CONF_DIR, ConfigError, explain
@@ -47,6 +48,9 @@ class AnalysisConfig:
     # Seeds from this one on are confirmation seeds (experiments.confirm): they never choose
     # a rate, and where a cell has them they alone are judged. None: every seed selects.
     confirm_seeds_from: Optional[int] = 8
+    # The variant every other is compared with, seed by seed, in the report's "Every variant"
+    # tables (accuracy AUC); the claim's own pairs (sub-claim 4) do not change with it.
+    reference_variant: str = REFERENCE
 
 
 ConfigStore.instance().store(name="analysis_schema", node=AnalysisConfig)
@@ -97,13 +101,17 @@ def compose_config(argv: Sequence[str]) -> AnalysisConfig:
                 raise ConfigError(f"{Path(str(cfg.results_dir)) / FOLDER_CONFIG}: {explain(e)}") from None
     check_declared("alike_margin", cfg.alike_margin, "a finite number > 0 (AUC)", lambda x: x > 0)
     check_declared("learned_fraction", cfg.learned_fraction, "a number in (0, 1]", lambda x: 0 < x <= 1)
+    if str(cfg.reference_variant) not in load.VARIANTS:
+        raise ConfigError(f"reference_variant: unknown variant {cfg.reference_variant!r}; allowed: "
+                          f"{', '.join(load.VARIANTS)}")
     if cfg.confirm_seeds_from is not None:
         check_declared("confirm_seeds_from", cfg.confirm_seeds_from, "a whole number >= 1 or null",
                        lambda x: x >= 1 and float(x).is_integer())
     return AnalysisConfig(results_dir=str(cfg.results_dir), primary_optimizer=str(cfg.primary_optimizer),
                           primary_task=None if cfg.primary_task is None else str(cfg.primary_task),
                           alike_margin=float(cfg.alike_margin), learned_fraction=float(cfg.learned_fraction),
-                          confirm_seeds_from=None if cfg.confirm_seeds_from is None else int(cfg.confirm_seeds_from))
+                          confirm_seeds_from=None if cfg.confirm_seeds_from is None else int(cfg.confirm_seeds_from),
+                          reference_variant=str(cfg.reference_variant))
 
 
 def check_declared(key: str, value, allowed: str, ok) -> None:
@@ -129,7 +137,8 @@ def load_configured(cfg: AnalysisConfig) -> load.Results:
     res = analysis_results.load_results(cfg.results_dir, cfg.primary_optimizer, cfg.primary_task,
                                         cfg.confirm_seeds_from)
     return dataclasses.replace(res, declared={"alike_margin": cfg.alike_margin,
-                                              "learned_fraction": cfg.learned_fraction})
+                                              "learned_fraction": cfg.learned_fraction,
+                                              "reference_variant": cfg.reference_variant})
 
 
 def entry(name: str, task: Callable[[load.Results], None], argv: Sequence[str] | None = None) -> int:
@@ -137,7 +146,8 @@ def entry(name: str, task: Callable[[load.Results], None], argv: Sequence[str] |
     argv = list(sys.argv[1:] if argv is None else argv)
     if any(a in ("-h", "--help") for a in argv):
         print(f"usage: python -m experiments.{name} results_dir=<results folder> "
-              f"[primary_optimizer=adam] [primary_task=<task>] [alike_margin=0.05] [learned_fraction=0.25]  (config: {CONF_DIR}/analysis.yaml)")
+              f"[primary_optimizer=adam] [primary_task=<task>] [alike_margin=0.05] [learned_fraction=0.25] "
+              f"[reference_variant={REFERENCE}]  (config: {CONF_DIR}/analysis.yaml)")
         return 0
     try:
         cfg = compose_config(argv)

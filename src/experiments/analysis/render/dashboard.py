@@ -17,6 +17,7 @@ import re
 
 from experiments.analysis.tables import load
 from experiments.analysis.figures import style
+from experiments.analysis.render import every_variant as ev
 from experiments.analysis.render import quick_look
 from experiments.analysis.render.dashboard_js import CSS, JS
 from experiments.analysis.figures.catalog import Rendered
@@ -114,6 +115,19 @@ def quick_look_html(res: load.Results) -> str:
             f"<div class='ql-tables'>{tables}</div></section>")
 
 
+def every_variant_html(sections: list[Section]) -> str:
+    """Every variant's quality rows (render.every_variant), one folded table per condition; ''
+    where no section carries them."""
+    conds = ev.cells(sections)
+    if not conds:
+        return ""
+    blocks = "".join(
+        f"<details><summary>{html.escape(c.task)}, {html.escape(c.optimizer)}</summary><p class='caption'>"
+        f"{html.escape(ev.caption(c))}</p>{ev.table(c).to_html(index=False, border=0, classes='ql')}"
+        + "".join(f"<p class='note'>{html.escape(n)}</p>" for n in ev.notes(c)) + "</details>" for c in conds)
+    return f"<section id='every-variant'><h2>{ev.TITLE}</h2><p>{html.escape(ev.INTRO)}</p>{blocks}</section>"
+
+
 def answer_html(sections: list[Section]) -> str:
     """The answer sentences of verdicts.answer as a list ('' where there are none); a cell's
     **name** becomes bold, everything else is escaped."""
@@ -158,6 +172,7 @@ def render(res: load.Results, sections: list[Section], rendered: list[Rendered],
 <header><h1>Scaled dot-product attention: does dividing by √d_k matter?</h1>
 <span class="sub">Built by <code>python -m experiments.dashboard</code> from the results folder alone; self-contained.</span></header>
 {first_screen(res, sections, rendered, answer)}
+{every_variant_html(sections)}
 <h2>Runs</h2>
 <div id="filters"></div>
 <p id="count"></p>

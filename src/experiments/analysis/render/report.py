@@ -15,6 +15,7 @@ from experiments.analysis.tables import load
 from experiments.analysis.lr import select as lr_select
 from experiments.analysis.tables import diverged as status
 from experiments.analysis.render import conditions as conds
+from experiments.analysis.render import every_variant as ev
 from experiments.analysis.render import quick_look
 from experiments.analysis.verdicts.answer import answer_lines
 from experiments.analysis.verdicts.section import INTERVALS, Section
@@ -89,6 +90,17 @@ def section_md(res: load.Results, s: Section, c: conds.Conditions) -> str:
     return "\n\n".join(parts)
 
 
+def every_variant_md(s: Section) -> list[str]:
+    """"## Every variant" after the section that carries it (quality): a table per condition."""
+    if not s.variants:
+        return []
+    parts = [f"## {ev.TITLE}", ev.INTRO]
+    for c in s.variants:
+        parts += [f"*{ev.caption(c)}*", md_table(ev.table(c))]
+        parts += ["\n".join(f"- {n}" for n in ev.notes(c))] if ev.notes(c) else []
+    return ["\n\n".join(parts)]
+
+
 def verdicts_table(sections: list[Section]) -> str:
     return md_table(pd.DataFrame([{"sub-claim": s.title, "verdict": s.verdict, "key number": s.headline or "—"}
                                   for s in sections]))
@@ -131,7 +143,8 @@ def render(res: load.Results, sections: list[Section], answer: str | None = None
     missing = [f"`{t}.parquet`" for t in ("summary", "history", "probe", "cost") if getattr(res, t) is None]
     if missing:
         head.append("Missing from this results folder: " + ", ".join(missing) + ".")
-    return "\n\n".join(head + [section_md(res, s, c) for s in sections] + diverged_md(res)) + "\n"
+    body = [md for s in sections for md in (section_md(res, s, c), *every_variant_md(s))]
+    return "\n\n".join(head + body + diverged_md(res)) + "\n"
 
 
 def primary_md(res: load.Results) -> str:

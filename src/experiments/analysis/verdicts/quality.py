@@ -19,11 +19,12 @@ from experiments.analysis.lr import views as lr_views
 from experiments.analysis.lr.theory import predicted_lr_slope
 from experiments.analysis.stats import profile as sp
 from experiments.analysis.verdicts import answer
+from experiments.analysis.verdicts import every_variant
 from experiments.analysis.verdicts import quality_profile as qp
 from experiments.analysis.verdicts import quality_rules
 from experiments.analysis.verdicts import quality_seeds
 from experiments.analysis.tables import diverged as status
-from experiments.analysis.verdicts.rules import FAILS, HOLDS, UNSURE, Part, verdict_of
+from experiments.analysis.verdicts.rules import FAILS, HOLDS, UNMEASURED, UNSURE, Part, verdict_of
 from experiments.analysis.stats.intervals import fmt_ci
 from experiments.analysis.stats.survival import kaplan_meier, restricted_diff
 from experiments.analysis.verdicts.section import INTERVALS, Section, describe_runs, no_data
@@ -36,7 +37,7 @@ BRITZ = pd.DataFrame({
     "Δ add − mul (BLEU)": ["+0.20", "+0.00", "+0.69", "+3.88"],
 })
 PAIR = ("additive", "unscaled")
-NOT_MEASURED = "not measured (no mup runs)"
+NOT_MEASURED = f"{UNMEASURED} (no mup runs)"
 FIGURES = ["profile", "quality", "steps_survival", "learning_curves", "lr_accuracy", "optimal_lr", "lr_sensitivity"]
 RULE = (
     "Per task and optimizer, each variant at its own best learning rate per d_k: the lr whose seed-mean "
@@ -89,11 +90,11 @@ def headline(rows: list[dict], primary) -> str:
 
 
 def overall(cells: list[str]) -> str:
-    """Holds if every condition holds, does not hold if every one does not, else inconclusive."""
-    if cells and all(c == HOLDS for c in cells):
-        return HOLDS
-    if cells and all(c == FAILS for c in cells):
-        return FAILS
+    """Holds if every condition holds, does not hold if every one does not, not measured if none
+    was, else inconclusive."""
+    for same in (HOLDS, FAILS, UNMEASURED):
+        if cells and all(c == same for c in cells):
+            return same
     if cells and all(c.startswith(f"{UNSURE} (too few") for c in cells):
         return cells[0]
     return UNSURE
@@ -201,7 +202,7 @@ def quality(res: load.Results) -> Section:
         return no_data("quality", title, claim, FIGURES, RULE, "no summary.parquet", RULE_BRIEF)
     s = res.summary
     margin, fraction = qp.declared(res)
-    profile_rows, rows, cells, views, lines, notes, said = [], [], {}, {}, [], [], []
+    profile_rows, rows, cells, views, lines, notes, said, variants = [], [], {}, {}, [], [], [], []
     for cond in load.conditions(s):
         every, name = load.at_condition(s, cond), lr_views.label(cond)
         p = qp.cell_profile(every, res.history, fraction, name)
@@ -212,7 +213,8 @@ def quality(res: load.Results) -> Section:
         n_div = len(status.diverged(lr_select.at_best(every, res.history)))
         crossing = f"(a) crossover d* = {cross.text()}; " if cross is not None else ""
         lines.append(f"{name}: {cells[name]} ({crossing}" + "; ".join(p.text() for p in parts)
-                     + (f"; not measured at d_k = {', '.join(map(str, p.unmeasured()))}" if p.unmeasured() else "")
+                     + "".join(f"; not measured at {quality_rules.d_k_list(d_ks)} ({why})"
+                               for why, d_ks in p.why_unmeasured().items())
                      + (f"; {n_div} diverged runs left out" if n_div else "") + ")")
         notes.append(f"{name}: d_k entered where {p.gate}")
         view, lr_parts, text = lr_view(every, res.history)
@@ -220,14 +222,12 @@ def quality(res: load.Results) -> Section:
             views[name] = view
             notes.append(f"{name}, lr view (c): {view} ({text})")
         said.append(answer.cell_answer(p, cells[name], cross, fix_from, lr_parts, margin))
+        variants.append(every_variant.condition(every, res.history, every_variant.reference_of(res), fraction))
     chosen = lr_select.at_chosen(s, res.history)
     notes += _edges(s, res.history) + quality_seeds.phases(s, chosen)
     lr_words = tally(views) if views else lr_select.NO_GRID
     reason = f"(a)+(b) {tally(cells)}. (c) lr view: {lr_words}. " + "; ".join(lines)
-    tables = [(f"The d_k profile: paired Δ AUC [95% CI] at each variant's best lr; alike = TOST within "
-               f"±{margin:g}; ahead = the step-down from the largest d_k (for scaled − unscaled with null "
-               f"{margin:g}); TOST power = probability of 'alike' if truly equal, at the paired sd",
-               _ordered(pd.DataFrame(profile_rows))),
+    tables = [(profile_caption(margin), _ordered(pd.DataFrame(profile_rows))),
               ("Measured at each variant's best lr: additive vs unscaled (and scaled) per d_k", pd.DataFrame(rows))]
     gain = lr_select.optimism(chosen)
     if len(gain):
@@ -248,7 +248,18 @@ def quality(res: load.Results) -> Section:
     conds = "; ".join(describe_runs(s, c) for c in load.conditions(s))
     return Section("quality", title, claim, FIGURES, RULE, overall(list(cells.values())), reason, conds,
                    tables + [("Britz et al. 2017, Table 6 (newstest2013 BLEU, mean ± sd)", BRITZ)], notes, answer=said,
-                   headline=headline(rows, res.primary), rule_brief=RULE_BRIEF)
+                   headline=headline(rows, res.primary), rule_brief=RULE_BRIEF, variants=variants)
+
+
+def profile_caption(margin: float) -> str:
+    """The profile table's legend: the interval shown, and the one-sided tests behind its marks."""
+    alpha = quality_rules.ALPHA
+    return (f"The d_k profile: paired Δ AUC at each variant's best lr [two-sided 95% t-interval over seeds]. "
+            f"The marks are one-sided tests, not the interval, so a marked Δ's interval may reach 0: "
+            f"ahead = the step-down from the largest d_k (one-sided t-tests at {alpha:g}, family-wise "
+            f"{alpha:g}, null 0), the test behind the answer's \"from d_k = … on\"; ahead by > {margin:g} = the "
+            f"same step-down with null {margin:g} (scaled − unscaled); alike = TOST within ±{margin:g} (two "
+            f"one-sided tests at {alpha:g}); TOST power = probability of 'alike' if truly equal, at the paired sd")
 
 
 def _ordered(df: pd.DataFrame) -> pd.DataFrame:

@@ -1,0 +1,72 @@
+"""The "Every variant" part of REPORT.md and the dashboard: verdicts.every_variant's numbers in
+words, one table per (task, optimizer) with its caption and notes (a variant never run at a
+d_k of the axis, a reference variant with no runs)."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from experiments.analysis.lr import select as lr_select
+from experiments.analysis.stats.intervals import fmt_ci
+from experiments.analysis.verdicts.every_variant import ConditionVariants, Steps, VariantRow
+from experiments.analysis.verdicts.quality_profile import fmt_delta
+from experiments.analysis.verdicts.quality_rules import d_k_list
+
+TITLE = "Every variant"
+INTRO = ("Each variant trained, at its own chosen learning rate per d_k (the best seed-mean validation AUC, "
+         "as in section 4), with the 95% t-intervals over seeds that every verdict uses, and its paired Δ "
+         "AUC against the reference variant (conf/analysis.yaml: reference_variant). Reported, not judged: "
+         "sub-claim 4 judges its own pairs.")
+
+
+def cells(sections) -> list[ConditionVariants]:
+    """The per-condition rows of whichever section carries them (the quality section)."""
+    return [c for s in sections for c in getattr(s, "variants", [])]
+
+
+def caption(c: ConditionVariants) -> str:
+    return (f"{c.task}, {c.optimizer}: accuracy AUC, test accuracy and steps to threshold [95% CI over seeds]; "
+            f"Δ AUC = the variant − {c.reference}, seed by seed; steps: the mean of min(steps, τ), τ the "
+            "shortest budget (the Kaplan-Meier restricted mean), with the seeds that reached the threshold; "
+            "learned: seed-mean AUC at or above section 4's bar")
+
+
+def _steps(s: Steps) -> str:
+    return "n/a" if not s.n else f"{fmt_ci(s.restricted_mean, 0)} ({s.reached}/{s.n})"
+
+
+def _median(s: Steps) -> str:
+    return "n/a" if not s.n else "never" if math.isnan(s.median) else f"{s.median:.0f}"
+
+
+def _delta(r: VariantRow, c: ConditionVariants) -> str:
+    if r.variant == c.reference:
+        return "reference"
+    if not c.has_reference or r.d_k in c.never_run.get(c.reference, []):
+        return f"— ({c.reference} never run here)"
+    return fmt_delta(r.delta)
+
+
+def _row(r: VariantRow, c: ConditionVariants) -> dict:
+    return {"variant": r.variant, "d_k": r.d_k, "lr": lr_select.lr_text(r.lr, r.edge), "seeds": r.seeds,
+            "learned": "yes" if r.learned else "did not learn", "accuracy AUC": fmt_ci(r.auc, 3),
+            f"Δ AUC − {c.reference}": _delta(r, c),
+            "test accuracy": fmt_ci(r.test_accuracy, 3), "steps to threshold (reached)": _steps(r.steps),
+            "KM median steps": _median(r.steps),
+            "diverged": r.diverged}
+
+
+def table(c: ConditionVariants) -> pd.DataFrame:
+    return pd.DataFrame([_row(r, c) for r in c.rows])
+
+
+def notes(c: ConditionVariants) -> list[str]:
+    """The reference variant's absence, and each set of d_ks some variants were never run at."""
+    out = [] if c.has_reference else [
+        f"the reference variant, {c.reference}, has no runs in {c.task}/{c.optimizer}: no paired Δ"]
+    alike: dict[tuple[int, ...], list[str]] = {}
+    for v, d_ks in c.never_run.items():
+        alike.setdefault(tuple(d_ks), []).append(v)
+    return out + [f"never run at {d_k_list(list(d_ks))}: {', '.join(vs)}" for d_ks, vs in alike.items()]
