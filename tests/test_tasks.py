@@ -2,6 +2,7 @@
 contract, determinism, correct targets recomputed in numpy, key streams,
 validation errors, and MQAR's power-law query distances."""
 
+import hashlib
 from dataclasses import replace
 from pathlib import Path
 
@@ -21,13 +22,12 @@ KEY = jax.random.PRNGKey(0)
 
 B = 16  # one batch size throughout: each (config, batch size) costs a compile
 
-# (task name, config) pairs covering defaults and the Zoology reference sizes.
-CASES = [
-    ("assoc_recall", AssocRecallConfig()),
-    ("mqar", MQARConfig()),
+# (task name, config) pairs: every registered task at its defaults, then settings picked on
+# purpose: Zoology's reference sizes, zero fillers, and Zoology's values and head.
+CASES = [(name, spec.config_cls()) for name, spec in sorted(TASKS.items())] + [
     ("mqar", MQARConfig(vocab_size=8192, seq_len=512, n_pairs=64)),
     ("mqar", MQARConfig(vocab_size=16, seq_len=13, n_pairs=3, random_fillers=False)),
-    ("vector_retrieval", VectorRetrievalConfig()),
+    ("mqar", MQARConfig(vocab_size=32, n_pairs=12, distinct_values=True, head="full_vocab")),
     ("vector_retrieval", VectorRetrievalConfig(noise=0.0)),
 ]
 IDS = [f"{name}-{i}" for i, (name, _) in enumerate(CASES)]
@@ -96,19 +96,55 @@ def test_assoc_recall_targets():
 def test_mqar_targets(cfg):
     b = numpy_batch("mqar", cfg)
     half, n = cfg.vocab_size // 2, cfg.n_pairs
+    offset = 0 if cfg.head == "full_vocab" else half  # class = the value token, or value - V//2
     for tok, tgt, mask in zip(b["tokens"], b["targets"], b["loss_mask"]):
         kv = dict(zip(tok[0:2 * n:2].tolist(), tok[1:2 * n:2].tolist()))
         assert len(kv) == n and min(kv) >= 1 and max(kv) < half
+        assert min(kv.values()) >= half
+        if cfg.distinct_values:
+            assert len(set(kv.values())) == n
         pos = np.flatnonzero(mask)
         assert len(pos) == n and (pos >= 2 * n).all() and ((pos - 2 * n) % 2 == 0).all()
         assert sorted(tok[pos].tolist()) == sorted(kv)  # every key queried once
         for p in pos:
-            assert tgt[p] == kv[tok[p]] - half
+            assert tgt[p] == kv[tok[p]] - offset
         fillers = np.delete(tok, np.concatenate([np.arange(2 * n), pos]))
         if cfg.random_fillers:
             assert (fillers >= half).all()  # never a key: no distractors
         else:
             assert (fillers == 0).all()
+
+
+def test_mqar_values_repeat_unless_distinct():
+    """Values drawn with replacement repeat within a sequence (12 of 16 tokens: almost surely);
+    distinct_values never does."""
+    def repeats(cfg):
+        b = numpy_batch("mqar", cfg)
+        values = b["tokens"][:, 1:2 * cfg.n_pairs:2]
+        return sum(len(set(row)) < cfg.n_pairs for row in values.tolist())
+
+    assert repeats(MQARConfig(vocab_size=32, n_pairs=12)) > B // 2
+    assert repeats(MQARConfig(vocab_size=32, n_pairs=12, distinct_values=True)) == 0
+
+
+def test_mqar_head_sets_the_classes():
+    assert TASKS["mqar"].n_classes(MQARConfig()) == 128
+    assert TASKS["mqar"].n_classes(MQARConfig(head="full_vocab")) == 256
+
+
+def test_mqar_defaults_give_the_study_batches():
+    """The study's runs were trained on these bits: new options at their defaults change none."""
+    b = numpy_batch("mqar", MQARConfig())
+    digest = hashlib.sha256(b"".join(b[k].tobytes() for k in sorted(b))).hexdigest()[:16]
+    assert digest == "c7f10cd51513ac36"
+
+
+@pytest.mark.parametrize("name,cfg", CASES, ids=IDS)
+def test_declared_queries_are_the_loss_positions(name, cfg):
+    """A task's n_queries (the rows of the last layer, a compiled shape) is the most loss
+    positions an example has: fewer would drop targets, more would waste rows."""
+    per_example = many_batches(name, cfg, 4)["loss_mask"].sum(-1)
+    assert TASKS[name].n_queries(cfg) == per_example.max()
 
 
 def test_vector_retrieval_targets():
@@ -174,6 +210,7 @@ BAD = [
     (MQARConfig(vocab_size=16, seq_len=64, n_pairs=8), "n_pairs"),
     (MQARConfig(power_a=0.0), "power_a"),
     (MQARConfig(power_a=-1.0), "power_a"),
+    (MQARConfig(head="whole"), "head"),
     (VectorRetrievalConfig(noise=-0.1), "noise"),
     (VectorRetrievalConfig(n_keys=0), "n_keys"),
     (VectorRetrievalConfig(d_in=0), "d_in"),
@@ -193,10 +230,10 @@ def test_validate_rejects_bad_values(cfg, field):
 def test_get_task_unknown_lists_valid_names():
     with pytest.raises(ValueError) as err:
         get_task("mqr")
-    assert all(name in str(err.value) for name in ("assoc_recall", "mqar", "vector_retrieval"))
+    assert all(name in str(err.value) for name in TASKS)
 
 
-@pytest.mark.parametrize("name", sorted(TASKS))
+@pytest.mark.parametrize("name", sorted(p.stem for p in CONF.glob("*.yaml")))
 def test_yaml_matches_schema_and_defaults(name):
     spec = TASKS[name]
     yaml = OmegaConf.load(CONF / f"{name}.yaml")

@@ -55,7 +55,7 @@ def bare_step(cfg: DictConfig, seed: int = 0):
     spec = speclib.model_spec(cfg, task_cfg)
     tx = steplib.make_optimizer(cfg.optimizer, cfg.train)
     batch = train_batch(TASKS[cfg.task.name], task_cfg, seed, 0, cfg.train.batch_size)
-    n_queries = int(np.asarray(batch["loss_mask"]).sum(-1).max())
+    n_queries = TASKS[cfg.task.name].n_queries(task_cfg)
     params = init_model(spec, jax.random.PRNGKey(seed))
 
     def step(params, opt_state, batch):

@@ -29,7 +29,8 @@ NOT_IDENTITY_KEYS = (("train", "n_seeds"), ("optimizer", "lr_grid"), ("train", "
 # Keys added after runs were first recorded: at these values they are left out
 # of the identity, so that every run recorded before the key existed keeps its id.
 LATER_KEYS = {("train", "stop_at_threshold"): False, ("model", "width"): "fixed",
-              ("model", "reassociate"): False}
+              ("model", "reassociate"): False, ("task", "distinct_values"): False,
+              ("task", "head"): "value_half"}
 FINISHED = ("completed", "diverged")
 RUN_FILES = ("config.yaml", "history.parquet", "summary.json")
 PACKAGES = ("jax", "jaxlib", "optax", "hydra-core", "wandb", "pandas", "numpy")

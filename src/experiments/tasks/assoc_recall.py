@@ -69,6 +69,10 @@ def n_classes(cfg: AssocRecallConfig) -> int:
     return hi - lo
 
 
+def n_queries(cfg: AssocRecallConfig) -> int:
+    return 1  # the query at the end
+
+
 def d_in(cfg: AssocRecallConfig) -> int:
     return 0
 
@@ -103,4 +107,5 @@ SPEC = TaskSpec(
     seq_len=seq_len,
     d_in=d_in,
     validate=validate,
+    n_queries=n_queries,
 )

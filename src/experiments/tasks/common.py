@@ -45,6 +45,9 @@ class TaskSpec:
     seq_len: Callable[[Any], int]
     d_in: Callable[[Any], int]
     validate: Callable[[Any], None]
+    # loss positions per example (at most): the rows the model's last layer computes; part of
+    # the compiled programs' shapes, so it is declared, not read off a batch
+    n_queries: Callable[[Any], int]
 
 
 def check(ok: bool, field: str, allowed: str, value: Any) -> None:

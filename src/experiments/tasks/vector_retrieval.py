@@ -72,6 +72,10 @@ def n_classes(cfg: VectorRetrievalConfig) -> int:
     return cfg.n_labels
 
 
+def n_queries(cfg: VectorRetrievalConfig) -> int:
+    return 1  # the query vector at the end
+
+
 def d_in(cfg: VectorRetrievalConfig) -> int:
     return cfg.d_in
 
@@ -130,4 +134,5 @@ SPEC = TaskSpec(
     seq_len=seq_len,
     d_in=d_in,
     validate=validate,
+    n_queries=n_queries,
 )

@@ -78,7 +78,7 @@ def prepare(cfg: DictConfig, lanes: list[Lane]) -> Group:
     place = lane_axis.placer(n_devices)
     chunk = min(EVAL_CHUNK, t.n_val)
     vals = per_seed(lambda s: fixed_set(task, task_cfg, s, "val", t.n_val), seeds)
-    n_queries = max(int(np.asarray(v["loss_mask"]).sum(-1).max()) for v in vals)
+    n_queries = task.n_queries(task_cfg)
     val = place(stack([chunked(v, chunk) for v in vals]))
     opt_key, train_key = frozen(cfg.optimizer, PER_LANE_OPTIMIZER_KEYS), frozen(t, ("prune",))  # host-side only
     static = (program_spec(spec), opt_key, train_key, frozen(cfg.task), t.batch_size, n_queries,

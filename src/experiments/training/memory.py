@@ -107,18 +107,13 @@ class Shapes(NamedTuple):
         else:
             slots = 1 if o.get("momentum") else 0
         return cls(batch=t.batch_size, seq_len=task.seq_len(cfg.task),
-                   n_queries=_n_queries(cfg.task), vocab=task.input_vocab(cfg.task),
+                   n_queries=task.n_queries(cfg.task), vocab=task.input_vocab(cfg.task),
                    n_classes=task.n_classes(cfg.task), d_in=task.d_in(cfg.task),
                    d_model=model_width(m.get("width", "fixed"), m.d_model, cfg.d_k, m.n_heads),
                    d_k=cfg.d_k, d_v=m.d_v, n_layers=m.n_layers,
                    n_heads=m.n_heads, d_hidden=d_hidden, variant_params=variant_params,
                    token_shift=bool(m.token_shift), opt_slots=slots, n_val=t.n_val,
                    n_lanes=t.get("n_seeds", 1) * len(o.get("lr_grid") or [o.lr]))
-
-
-def _n_queries(task_cfg) -> int:
-    """Loss positions per example: every key of MQAR is queried, the others ask once."""
-    return task_cfg.n_pairs if task_cfg.name == "mqar" else 1
 
 
 @dataclass(frozen=True)
