@@ -28,6 +28,7 @@ import pytest
 
 from experiments import collect, cost, dashboard, plot, probe, report
 from experiments.app import bench_job, config, errors, preflight, ranges
+from experiments.tasks import TASKS
 from experiments.training import memory
 
 
@@ -143,7 +144,7 @@ HUGE = ("train.batch_size=100000000", "attention=additive", "d_k=1024")
 CASES = [
     # train: names of config options
     Case("train", ("attention=foo",), "attention", group_options("attention"), **SUBPROCESS),
-    Case("train", ("task=foo",), "task", "assoc_recall, mqar, vector_retrieval"),
+    Case("train", ("task=foo",), "task", ", ".join(sorted(TASKS))),
     Case("train", ("optimizer=foo",), "optimizer", "adam, adamw, sgd"),
     Case("train", ("logger=foo",), "logger", "none, wandb"),
     Case("train", ("experiment=foo",), "experiment", "claim_full, claim_medium, claim_quick"),
@@ -222,7 +223,7 @@ CASES = [
     Case("probe", ("d_ks=[a]",), "d_ks[0]", "integer"),
     Case("probe", ("d_ks=64",), "d_ks", "a list"),
     Case("probe", ("n_rows=100",), "n_rows", "multiple of queries_per_batch"),
-    Case("probe", ("task_name=nope",), "task_name", "assoc_recall, mqar, vector_retrieval"),
+    Case("probe", ("task_name=nope",), "task_name", ", ".join(TASKS)),
     # `task` is the training config group, never a probe key: the message says so
     Case("probe", ("task=nope",), "task", "also a config group"),
     Case("probe", ("init=foo",), "init", "lecun_normal"),

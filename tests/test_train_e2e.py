@@ -20,6 +20,7 @@ from test_wandb_mirror import read_offline_run
 from experiments import train
 from experiments.app import config  # registers the schemas
 from experiments.app.errors import CONF_DIR
+from experiments.tasks import TASKS
 from experiments.training.group import Lane
 from experiments.training.loop import train_lanes
 
@@ -171,7 +172,7 @@ def test_every_variant_trains(variant):
     _assert_finite_rows(train_run(compose_train(f"attention={variant}")))
 
 
-@pytest.mark.parametrize("task", ["assoc_recall", "mqar", "vector_retrieval"])
+@pytest.mark.parametrize("task", sorted(TASKS))
 def test_every_task_trains(task):
     result = train_run(compose_train(f"task={task}"))
     _assert_finite_rows(result)
