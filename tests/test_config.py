@@ -10,9 +10,11 @@ import pandas as pd
 import pytest
 from hydra import compose, initialize_config_dir
 
+import attention
 from experiments.app import config  # registers the schemas
 from experiments.app.errors import CONF_DIR
 from experiments.app.preflight import preflight
+from experiments.tasks import TASKS
 
 GROUPS = ("attention", "task", "optimizer", "logger", "launcher")
 
@@ -27,15 +29,17 @@ def compose_train(*overrides: str):
 
 
 def test_groups_are_complete():
-    # every variant has its yaml; a yaml beyond them is a setting of a variant (mup8: mup, multiplier 8)
-    assert set(options("attention")) >= set(config.ATTENTION_SCHEMAS)
-    assert {compose_train(f"attention={o}").attention.name for o in options("attention")} \
-        == set(config.ATTENTION_SCHEMAS)
+    # every variant and task is an option, by its yaml or by its schema alone (docs/EXTENDING.md);
+    # a yaml beyond them is a setting of a variant (mup8: mup, multiplier 8)
+    variants = set(attention.VARIANTS)
+    assert {compose_train(f"attention={v}").attention.name for v in variants} == variants
+    assert {compose_train(f"attention={o}").attention.name for o in options("attention")} <= variants
+    assert {compose_train(f"task={t}").task.name for t in TASKS} == set(TASKS)
+    assert set(options("task")) <= set(TASKS)
     assert options("optimizer") == sorted(config.OPTIMIZER_SCHEMAS)
-    assert options("task") == ["assoc_recall", "mqar", "vector_retrieval"]
     assert options("experiment") == ["answer", "answer_vector", "answer_wide", "claim_full",
-                                     "claim_medium", "claim_quick", "mup_width", "quality",
-                                     "quality_quick"]
+                                     "claim_medium", "claim_quick", "mqar_zoology", "mup_width",
+                                     "quality", "quality_quick"]
 
 
 @pytest.mark.parametrize("group, option", [(g, o) for g in GROUPS for o in options(g)])
@@ -53,8 +57,6 @@ def test_every_group_option_composes(group, option):
 
 def test_mup8_is_mup_at_multiplier_8():
     """attention=mup8: 8 q.k / d_k, equal to scaled's q.k / sqrt(d_k) at d_k = 64."""
-    import attention
-
     import numpy as np
 
     cfg = compose_train("attention=mup8", "d_k=64")
@@ -77,7 +79,8 @@ def test_every_experiment_composes(experiment):
 
 @pytest.mark.parametrize("experiment, n_jobs", [  # jobs of n_seeds vmapped seeds each
     ("claim_quick", 15), ("claim_medium", 112), ("claim_full", 336), ("mup_width", 8),
-    ("quality", 84), ("quality_quick", 12), ("answer", 90), ("answer_wide", 18), ("answer_vector", 28)])
+    ("quality", 84), ("quality_quick", 12), ("answer", 90), ("answer_wide", 18), ("answer_vector", 28),
+    ("mqar_zoology", 9)])
 def test_preflight_counts_jobs(experiment, n_jobs):
     # validates every value of every swept key on the way
     assert preflight("train", ["-m", f"experiment={experiment}"], config.validate) == n_jobs
@@ -101,10 +104,11 @@ def test_help_offers_options_not_schemas():
     listing = out.split("== Configuration groups ==")[1].split("== Config ==")[0]
     groups = dict(line.split(": ", 1) for line in listing.splitlines() if ": " in line)
     conf = Path(__file__).resolve().parents[1] / "conf"
-    for group in ("attention", "task"):  # every yaml of the group, the contract's among them
-        assert groups[group] == ", ".join(sorted(p.stem for p in (conf / group).glob("*.yaml")))
+    for group, registered in (("attention", attention.VARIANTS), ("task", TASKS)):
+        # every yaml of the group and every registered name (its yaml is optional)
+        yamls = {p.stem for p in (conf / group).glob("*.yaml")}
+        assert groups[group] == ", ".join(sorted(yamls | set(registered)))
     assert {"scaled", "unscaled", "additive"} <= set(groups["attention"].split(", "))
-    assert {"assoc_recall", "mqar", "vector_retrieval"} <= set(groups["task"].split(", "))
     assert groups["optimizer"] == "adam, adamw, sgd"
     assert groups["logger"] == "none, wandb"
     assert "schema" not in listing

@@ -1,9 +1,13 @@
-"""docs/EXTENDING.md, done as written: a toy variant and a toy task, each one
-module plus one yaml in a temporary copy of the project (nothing else edited),
-trained, probed, collected and reported from the command line."""
+"""docs/EXTENDING.md, done as written: the files of its variant and task recipes are
+taken from the doc's own code blocks into a temporary copy of the project (the
+variant without its optional yaml, the task with it; nothing else edited), then
+the doc's command lines run, shrunk to a few steps, through train, probe,
+collect and report."""
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -12,129 +16,96 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from experiments.analysis.tables import load
+from experiments.analysis.verdicts import at_init
+
 ROOT = Path(__file__).resolve().parents[1]
-
-# docs/EXTENDING.md, "Add a variant": a learned temperature on the scaled dot product
-TOY_VARIANT = '''
-import jax.numpy as jnp
-
-from attention.dot import dot
-from attention.registry import Variant, option_error, register
-
-
-def init_toy(rng, d_k: int, init_temp: float = 1.0):
-    return {"log_temp": jnp.log(jnp.asarray(init_temp, jnp.float32))}
-
-
-def _toy(params, q, k, key_count=None):
-    temp = jnp.exp(params["log_temp"]).astype(q.dtype)
-    return temp * dot(q, k) / jnp.sqrt(jnp.asarray(q.shape[-1], q.dtype))
+DOC = ROOT / "docs" / "EXTENDING.md"
+# "`src/.../x.py`:" or "Its optional `conf/.../x.yaml`:", then the file in a fenced block
+FILE_BLOCK = re.compile(r"^(?:Its optional )?`((?:src|conf)/[\w/.]+)`(?: \([^)]*\))?:\n\n```\w+\n(.*?)```",
+                        re.M | re.S)
+VARIANT_YAML = "conf/attention/toy_temp.yaml"
+# appended to the doc's command lines (a later override wins): the same commands, tiny
+SHRINK = {
+    "experiments.train": ["train.steps=4", "train.eval_every=2", "train.n_val=16", "train.n_test=16",
+                          "train.batch_size=8", "progress=false"],
+    "experiments.probe": ["d_ks=[4,8]", "n_rows=64", "queries_per_batch=32", "theory_rows=256", "n_keys=8",
+                          "init=lecun_normal", "progress=false"],
+}
 
 
-register(Variant("toy_temp", init_toy, _toy, doc="exp(t) q.k / sqrt(d_k), t learned",
-                 init_options=("init_temp",),
-                 check=lambda o: option_error(o["init_temp"] > 0, "init_temp", "must be > 0",
-                                              o["init_temp"])))
-'''
-TOY_VARIANT_YAML = '''defaults:
-  - /schema_attention_toy_temp@_here_
-  - _self_
-
-name: toy_temp
-init_temp: 1.0
-'''
-# docs/EXTENDING.md, "Add a task": copy the token that followed the query's earlier occurrence
-TOY_TASK = '''
-from dataclasses import dataclass
-
-import jax
-import jax.numpy as jnp
-
-from .common import TaskSpec, check_int, jit_per_config
+def doc_files() -> dict[str, str]:
+    return dict(FILE_BLOCK.findall(DOC.read_text()))
 
 
-@dataclass
-class ToyCopyConfig:
-    name: str = "toy_copy"
-    vocab_size: int = 16
-    seq_len: int = 8
-
-
-def make_batch(cfg, rng, batch_size):
-    t = cfg.seq_len
-    tokens = jax.random.randint(rng, (batch_size, t), 1, cfg.vocab_size)
-    tokens = tokens.at[:, -1].set(tokens[:, 0])  # the last token repeats the first
-    targets = jnp.zeros((batch_size, t), jnp.int32).at[:, -1].set(tokens[:, 1] - 1)
-    loss_mask = jnp.zeros((batch_size, t), jnp.float32).at[:, -1].set(1.0)
-    return {"tokens": tokens.astype(jnp.int32), "vectors": jnp.zeros((batch_size, t, 0), jnp.float32),
-            "targets": targets, "loss_mask": loss_mask}
-
-
-def validate(cfg):
-    check_int(cfg, "vocab_size", 3)
-    check_int(cfg, "seq_len", 3)
-
-
-SPEC = TaskSpec("toy_copy", ToyCopyConfig, jit_per_config(make_batch), input_vocab=lambda c: c.vocab_size,
-                n_classes=lambda c: c.vocab_size - 1, seq_len=lambda c: c.seq_len,
-                d_in=lambda c: 0, validate=validate)
-'''
-TOY_TASK_YAML = '''defaults:
-  - /schema_task_toy_copy@_here_
-  - _self_
-
-name: toy_copy
-vocab_size: 16
-seq_len: 8
-'''
-TINY = ["d_k=8", "train.steps=4", "train.eval_every=2", "train.n_val=16", "train.n_test=16",
-        "train.batch_size=8", "logger=none", "progress=false"]
+def doc_commands() -> list[list[str]]:
+    """The doc's `python -m experiments.<command>` lines, as argument lists."""
+    lines = [line for block in re.findall(r"```bash\n(.*?)```", DOC.read_text(), re.S)
+             for line in block.splitlines()]
+    return [shlex.split(line)[2:] for line in lines if line.startswith("python -m experiments.")]
 
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory):
-    """A copy of src/ and conf/ with the toy variant and task added, the documented way."""
+    """A copy of src/ and conf/ with the doc's files added (the variant's yaml left out)."""
     root = tmp_path_factory.mktemp("project")
     for part in ("src", "conf"):
         shutil.copytree(ROOT / part, root / part, ignore=shutil.ignore_patterns("__pycache__"))
-    (root / "src/attention/toy_temp.py").write_text(TOY_VARIANT)
-    (root / "conf/attention/toy_temp.yaml").write_text(TOY_VARIANT_YAML)
-    (root / "src/experiments/tasks/toy_copy.py").write_text(TOY_TASK)
-    (root / "conf/task/toy_copy.yaml").write_text(TOY_TASK_YAML)
+    for path, text in doc_files().items():
+        if path != VARIANT_YAML:
+            (root / path).write_text(text)
     env = {**os.environ, "PYTHONPATH": str(root / "src"), "WANDB_MODE": "disabled",
            "JAX_COMPILATION_CACHE_DIR": str(tmp_path_factory.mktemp("jax_cache"))}
 
     def cli(module, *args, ok=True):
-        proc = subprocess.run([sys.executable, "-m", module, *args], cwd=root, env=env,
-                              capture_output=True, text=True, timeout=300)
+        proc = subprocess.run([sys.executable, "-m", module, *args, *SHRINK.get(module, [])], cwd=root,
+                              env=env, capture_output=True, text=True, timeout=300)
         assert (proc.returncode == 0) is ok, proc.stderr[-3000:]
         return proc
 
     return root, cli
 
 
-def test_toy_variant_and_task_train_probe_collect_report(project):
+def test_the_doc_gives_each_recipe_its_files():
+    assert set(doc_files()) == {"src/attention/toy_temp.py", VARIANT_YAML,
+                                "src/experiments/tasks/toy_copy.py", "conf/task/toy_copy.yaml"}
+    assert {args[0] for args in doc_commands()} == {"experiments.train", "experiments.probe",
+                                                   "experiments.collect", "experiments.report"}
+
+
+def test_the_doc_commands_run(project):
+    """Every command of the doc, in its order: the toy variant trained without a yaml, probed
+    beside the paper's variants over three seeds (sub-claim 3b gets an interval), collected
+    and reported; the toy task trained, also at another size, and probed."""
     root, cli = project
     results = root / "results"
-    cli("experiments.train", "-m", "attention=toy_temp,scaled", "task=toy_copy", *TINY,
-        f"results_dir={results}")
-    cli("experiments.probe", "variants=[toy_temp,scaled,sigmoid]", "d_ks=[4,8]", "n_rows=64",
-        "queries_per_batch=32", "theory_rows=256", "n_keys=8", "progress=false",
-        f"results_dir={results}")
-    cli("experiments.collect", f"results_dir={results}")
-    summary = pd.read_parquet(results / "summary.parquet")
-    assert set(summary["attention"]) == {"toy_temp", "scaled"}
-    assert set(summary["task"]) == {"toy_copy"}
+    for module, *args in doc_commands():
+        cli(module, *args)
+        if module == "experiments.report":  # before the task's commands add to the folder
+            summary = pd.read_parquet(results / "summary.parquet")
+            probe = pd.read_parquet(results / "probe.parquet")
+            assert (results / "REPORT.md").is_file()
+    assert len(summary) == 1 and summary["attention"].tolist() == ["toy_temp"]
     assert (summary["status"] == "completed").all()
-    probe = pd.read_parquet(results / "probe.parquet")
-    assert {"toy_temp", "sigmoid"} <= set(probe["attention"])
-    cli("experiments.report", f"results_dir={results}")
-    assert "toy_temp" in (results / "REPORT.md").read_text()
+    assert {"toy_temp", "scaled", "unscaled"} <= set(probe["attention"]) and set(probe["seed"]) == {0, 1, 2}
+    slopes = at_init.ratio_slopes(load.probe_rows(probe))
+    assert {part.n for part in at_init.gradient_rule(slopes).values()} == {3}  # 3b: three seeds
+    tasks = lambda folder: sorted(p.name.split("-")[2] for p in (folder / "runs").iterdir())
+    assert tasks(results) == ["assoc_recall", "toy_copy"]
+    assert (tasks(results / "init_temp_2"), tasks(results / "seq_len_32")) == (["assoc_recall"], ["toy_copy"])
+    assert set(pd.read_parquet(results / "probe.parquet")["task"]) == {"toy_copy"}
 
 
 def test_toy_variant_option_typo_fails_naming_the_key(project):
     _, cli = project
-    proc = cli("experiments.train", "attention=toy_temp", "attention.init_tmp=2", *TINY, ok=False)
+    proc = cli("experiments.train", "attention=toy_temp", "attention.init_tmp=2", ok=False)
     assert proc.returncode == 2 and "init_tmp" in proc.stderr and "Traceback" not in proc.stderr
-    proc = cli("experiments.train", "attention=toy_temp", "attention.init_temp=-1", *TINY, ok=False)
+    proc = cli("experiments.train", "attention=toy_temp", "attention.init_temp=-1", ok=False)
     assert proc.returncode == 2 and "attention.init_temp" in proc.stderr
+
+
+def test_a_misspelt_name_lists_the_variant_without_a_yaml(project):
+    _, cli = project
+    proc = cli("experiments.train", "attention=toy_tmp", ok=False)
+    [line] = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and "toy_temp" in line.split("allowed: ")[1].split(", ")

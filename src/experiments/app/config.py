@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Optional
 
 from hydra.core.config_store import ConfigStore
@@ -16,6 +17,7 @@ from omegaconf import MISSING, DictConfig
 
 import attention
 from experiments.app import ranges
+from experiments.app.errors import CONF_DIR
 from experiments.app.ranges import check as _check
 from experiments.store.wandb_mirror import LoggerConfig, validate_logger
 from experiments.tasks import TASKS
@@ -135,12 +137,20 @@ def register_schemas() -> None:
     # an option of its group; each conf/<group>/<name>.yaml pulls in its own
     # with `- /schema_<group>_<name>@_here_`.
     for name, node in ATTENTION_SCHEMAS.items():
-        cs.store(name=f"schema_attention_{name}", node=node)
+        _store_option(cs, "attention", name, node)
     for name, node in OPTIMIZER_SCHEMAS.items():
         cs.store(name=f"schema_optimizer_{name}", node=node)
     for name, task in TASKS.items():
-        cs.store(name=f"schema_task_{name}", node=task.config_cls)
+        _store_option(cs, "task", name, task.config_cls)
     cs.store(name="schema_logger", node=LoggerConfig)
+
+
+def _store_option(cs: ConfigStore, group: str, name: str, node: type) -> None:
+    """A variant's or task's schema; where conf/<group>/<name>.yaml is absent, also the option
+    itself, at the defaults its module declares (docs/EXTENDING.md: the yaml is optional)."""
+    cs.store(name=f"schema_{group}_{name}", node=node)
+    if not (Path(CONF_DIR) / group / f"{name}.yaml").exists():
+        cs.store(group=group, name=name, node=node)
 
 
 register_schemas()
