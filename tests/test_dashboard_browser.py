@@ -5,7 +5,9 @@ into <pre id="selftest-result">; Chromium's --dump-dom returns that DOM, and
 --enable-logging=stderr reports every console message. The window is 1400 x 900:
 the answer's figure and the verdict lines must sit in that first screen, and
 the page must not scroll sideways; a screenshot of it is kept in the test's
-folder (its path printed, `pytest -s`) for review. Needs Debian's chromium
+folder (its path printed, `pytest -s`) for review. On a folder with a task and a
+variant of a user's own, the runs explorer opens on the primary condition and
+draws one condition at a time, whichever a reader picks. Needs Debian's chromium
 package (`apt-get install chromium`); skips without it, except under CI=true,
 where a missing browser is a failure (.ci/run installs it).
 """
@@ -20,6 +22,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from fixtures_mixed import NEW_VARIANT, OTHER_D_K, PRIMARY, PRIMARY_D_KS, short_label, write_mixed_results
 from fixtures_results import assert_self_contained, write_synthetic_results
 
 from experiments import dashboard
@@ -41,16 +44,18 @@ def _flags(tmp_path) -> list[str]:
             f"--user-data-dir={tmp_path / 'profile'}", f"--window-size={WIDTH},{FOLD}", "--hide-scrollbars"]
 
 
-def test_dashboard_in_headless_chromium(tmp_path):
-    root = write_synthetic_results(tmp_path / "results")
-    assert dashboard.main([f"results_dir={root}"]) == 0
-    assert_self_contained((root / "dashboard.html").read_text(), n_figures=12)  # the profile included
+def _browser() -> str:
     browser = _chromium()
     if browser is None:
         message = "Chromium not found: install it with `apt-get install chromium` to run this test"
         if os.environ.get("CI") == "true":
             pytest.fail(message + " (CI=true: .ci/run should have installed it)")
         pytest.skip(message)
+    return browser
+
+
+def _self_test(browser: str, root, tmp_path) -> dict:
+    """The page's self-test result, read from the DOM after it ran (#selftest)."""
     url = (root / "dashboard.html").resolve().as_uri() + "#selftest"
     proc = subprocess.run(
         [browser, *_flags(tmp_path), "--enable-logging=stderr", "--v=0", "--virtual-time-budget=5000",
@@ -62,6 +67,15 @@ def test_dashboard_in_headless_chromium(tmp_path):
     assert found and found.group(1).strip(), "the self-test did not run"
     result = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
     assert result["errors"] == []
+    return result
+
+
+def test_dashboard_in_headless_chromium(tmp_path):
+    root = write_synthetic_results(tmp_path / "results")
+    assert dashboard.main([f"results_dir={root}"]) == 0
+    assert_self_contained((root / "dashboard.html").read_text(), n_figures=12)  # the profile included
+    browser = _browser()
+    result = _self_test(browser, root, tmp_path)
     assert result["figures"] >= 9 and result["figures_drawn"] == result["figures"]
     assert result["chart_points"] > 0
     assert result["rows_filtered"] < result["rows_before"] == result["rows_restored"]
@@ -83,3 +97,24 @@ def _assert_first_screen(layout: dict) -> None:
         assert box is not None and 0 <= box["top"] < box["bottom"] <= fold, (part, layout)
         assert box["right"] <= WIDTH, (part, layout)
     assert layout["scroll_width"] <= WIDTH and layout["scroll_width_after"] <= WIDTH, layout
+
+
+def test_runs_explorer_shows_one_condition_at_a_time(tmp_path):
+    root = write_mixed_results(tmp_path / "results")
+    assert dashboard.main([f"results_dir={root}"]) == 0
+    result = _self_test(_browser(), root, tmp_path)
+    d_ks = {PRIMARY: set(PRIMARY_D_KS)} | {c: {d} for c, d in OTHER_D_K.items()}
+    first, *others = map(tuple, result["conditions"])
+    assert first == PRIMARY and set(others) == set(OTHER_D_K)
+    assert result["opened"] == result["charts"][0]  # opens on the primary condition
+    for condition, chart in zip(result["conditions"], result["charts"]):
+        assert chart["series"], condition
+        for line in chart["series"]:  # each line: one task and optimizer, the chosen ones
+            assert (line["tasks"], line["optimizers"]) == ([condition[0]], [condition[1]]), line
+            assert set(line["d_ks"]) <= d_ks[tuple(condition)], line
+        assert all(short_label(t) for t in chart["y_ticks"]), chart["y_ticks"]
+    assert NEW_VARIANT in {line["attention"] for line in result["opened"]["series"]}
+    best, every = result["rate_charts"]
+    assert best == result["opened"]  # each cell at its best rate, as the figures draw it
+    assert all(len(line["lrs"]) == 1 for line in every["series"])  # a line per rate
+    assert len(every["series"]) == 2 * len(best["series"])

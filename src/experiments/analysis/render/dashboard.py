@@ -15,6 +15,7 @@ import json
 import math
 import re
 
+from experiments.analysis.lr import select as lr_select
 from experiments.analysis.tables import load
 from experiments.analysis.figures import style
 from experiments.analysis.render import every_variant as ev
@@ -24,7 +25,7 @@ from experiments.analysis.figures.catalog import Rendered
 from experiments.analysis.verdicts.answer import answer_lines
 from experiments.analysis.verdicts.section import Section
 
-RUN_COLUMNS = ["run_id", "attention", "d_k", "seed", "task", "optimizer", "experiment", "status",
+RUN_COLUMNS = ["run_id", "attention", "d_k", "seed", "task", "optimizer", "lr", "experiment", "status",
                "diverged_at_step", "test_accuracy", "final_val_accuracy", "steps_to_threshold", "accuracy_auc",
                "wall_time_s", "compile_time_s", "steps_per_s", "steps", "threshold"]
 METRICS = ["accuracy_auc", "test_accuracy", "final_val_accuracy", "steps_to_threshold",
@@ -42,12 +43,20 @@ def _plain(x):
 
 
 def runs_payload(res: load.Results) -> dict:
+    """The runs explorer's data: the runs, their columns and metrics, and the conditions
+    (task, optimizer) it shows one at a time, the primary one first. A run's `at_best`: it is
+    one the figures draw (its cell at its best lr, lr.select.at_best)."""
     if res.summary is None:
-        return {"columns": [], "runs": [], "metrics": []}
+        return {"columns": [], "runs": [], "metrics": [], "conditions": []}
     cols = [c for c in RUN_COLUMNS if c in res.summary.columns]
     df = res.summary[cols].astype(object).where(res.summary[cols].notna(), None)
-    runs = [{c: _plain(v) for c, v in zip(cols, row)} for row in df.itertuples(index=False)]
-    return {"columns": cols, "runs": runs, "metrics": [m for m in METRICS if m in cols]}
+    best = set(lr_select.at_best(res.summary, res.history)["run_id"])
+    runs = [{c: _plain(v) for c, v in zip(cols, row)} | {"at_best": row.run_id in best}
+            for row in df.itertuples(index=False)]
+    conds = load.conditions(res.summary)
+    first = [res.primary] if res.primary in conds else []  # no history: most runs first
+    return {"columns": cols, "runs": runs, "metrics": [m for m in METRICS if m in cols],
+            "conditions": [list(c) for c in first + [c for c in conds if c not in first]]}
 
 
 # The figure that answers the question, first found: the d_k profile, else the quality sweep.
@@ -94,7 +103,7 @@ def answer_figure(rendered: list[Rendered]) -> Rendered | None:
 def figure_html(r: Rendered, element_id: str) -> str:
     data = base64.b64encode(r.files["svg"]).decode("ascii")
     return (f"<figure id='{html.escape(element_id)}'><figcaption>{html.escape(r.title)}"
-            f" <code>{html.escape(r.name)}</code></figcaption>"
+            f" <small>(figures/{html.escape(r.name)}.png)</small></figcaption>"  # the file, apart from the title
             f"<img alt='{html.escape(r.name)}' src='data:image/svg+xml;base64,{data}'></figure>")
 
 

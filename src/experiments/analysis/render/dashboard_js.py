@@ -9,6 +9,7 @@ th{background:#f5f5f5;position:sticky;top:0} th button{all:unset;cursor:pointer;
 #filters fieldset{display:inline-block;vertical-align:top;margin:4px;border:1px solid #ddd}
 #runs-wrap{max-height:480px;overflow:auto;border:1px solid #ddd}
 figure{margin:12px 0} figure img{max-width:100%;border:1px solid #eee} figcaption{font-weight:600}
+figcaption small{font-weight:400;color:#57606a}
 #tip{position:fixed;pointer-events:none;background:#222;color:#fff;padding:4px 6px;border-radius:3px;font-size:12px;display:none}
 .swatch{display:inline-block;width:10px;height:10px;margin-right:4px;border-radius:2px}
 tr.diverged td{background:#fdecea} tr.diverged td.status{color:#cf222e;font-weight:600}
@@ -31,17 +32,48 @@ JS = r"""
 (function () {
   "use strict";
   const DATA = JSON.parse(document.getElementById("dashboard-data").textContent);
-  const FILTER_KEYS = ["attention", "d_k", "task", "optimizer", "status"];
+  // One condition (task, optimizer) at a time: the primary one first, the others one click away;
+  // the chart's lines never join runs of two tasks or optimizers. It opens on the runs the figures
+  // draw (each cell at its best lr); "every rate" draws a line per rate instead.
+  const FILTER_KEYS = ["attention", "d_k", "status"];
   const diverged = (r) => r.status === "diverged";
-  const state = { sortKey: "run_id", sortDir: 1, metric: DATA.metrics[0] };
+  const state = { sortKey: "run_id", sortDir: 1, metric: DATA.metrics[0], condition: 0, everyRate: false };
+  const seriesKey = (r) => state.everyRate ? r.attention + " lr=" + r.lr : r.attention;
+  const inCondition = (r) => { const c = DATA.conditions[state.condition]; return r.task === c[0] && r.optimizer === c[1]; };
+  const conditionName = (c) => c[0] + ", " + c[1];
   const $ = (id) => document.getElementById(id);
   const colour = (v) => DATA.colours[v] || "#7f7f7f";
   const fmt = (x) => (x === null || x === undefined) ? "—" :
-    (typeof x === "number" ? (Number.isInteger(x) ? String(x) : x.toPrecision(4)) : String(x));
+    (typeof x === "number" ? String(Number.isInteger(x) ? x : Number(x.toPrecision(4))) : String(x));  // 0.001, not 0.001000
 
   function uniques(key) {
     const vals = [...new Set(DATA.runs.map((r) => r[key]))];
     return vals.sort((a, b) => (typeof a === "number" ? a - b : String(a).localeCompare(String(b))));
+  }
+
+  // A fieldset of radio buttons, the first one chosen: [text, what choosing it sets] per button.
+  function radios(id, title, choices) {
+    const fs = document.createElement("fieldset");
+    fs.id = id;
+    fs.innerHTML = "<legend>" + title + "</legend>";
+    choices.forEach(([text, choose], i) => {
+      const lab = document.createElement("label");
+      const rb = document.createElement("input");
+      rb.type = "radio"; rb.name = id; rb.checked = i === 0;
+      rb.addEventListener("change", () => { choose(); update(); });
+      lab.append(rb, text + " ");
+      fs.appendChild(lab);
+    });
+    $("filters").appendChild(fs);
+  }
+
+  function buildChoices() {
+    radios("condition", "task, optimizer", DATA.conditions.map((c, i) => {
+      const n = DATA.runs.filter((r) => r.task === c[0] && r.optimizer === c[1]).length;
+      return [conditionName(c) + (i === 0 ? " (primary)" : "") + " — " + n + " runs", () => { state.condition = i; }];
+    }));
+    radios("rates", "learning rate", [["each cell's best (as the figures)", () => { state.everyRate = false; }],
+      ["every rate (a line per rate)", () => { state.everyRate = true; }]]);
   }
 
   function buildFilters() {
@@ -76,7 +108,8 @@ JS = r"""
       allowed[cb.dataset.filter] = allowed[cb.dataset.filter] || new Set();
       if (cb.checked) allowed[cb.dataset.filter].add(cb.dataset.value);
     });
-    return DATA.runs.filter((r) => Object.keys(allowed).every((k) => allowed[k].has(String(r[k]))));
+    const shown = (r) => inCondition(r) && (state.everyRate || r.at_best);
+    return DATA.runs.filter((r) => shown(r) && Object.keys(allowed).every((k) => allowed[k].has(String(r[k]))));
   }
 
   function renderTable(runs) {
@@ -107,8 +140,9 @@ JS = r"""
       DATA.columns.forEach((c) => { const td = tr.insertCell(); td.textContent = fmt(r[c]); td.className = c; });
     });
     const nDiv = runs.filter(diverged).length;
-    $("count").textContent = runs.length + " of " + DATA.runs.length + " runs shown" +
-      (nDiv ? " (" + nDiv + " diverged, highlighted)" : "");
+    const all = DATA.runs.filter(inCondition).length;
+    $("count").textContent = runs.length + " of the " + all + " runs of " + conditionName(DATA.conditions[state.condition]) +
+      " shown" + (nDiv ? " (" + nDiv + " diverged, highlighted)" : "");
   }
 
   function svgEl(name, attrs, parent) {
@@ -118,53 +152,88 @@ JS = r"""
     return el;
   }
 
-  function renderChart(runs) {
-    const svg = $("chart");
-    svg.innerHTML = "";
-    const W = 720, H = 360, L = 64, R = 150, T = 16, B = 44, m = state.metric;
-    const pts = runs.filter((r) => typeof r[m] === "number" && typeof r.d_k === "number" && r.d_k > 0);
-    const dks = [...new Set(DATA.runs.map((r) => r.d_k))].filter((d) => d > 0).sort((a, b) => a - b);
-    if (!pts.length || !dks.length) {
-      svgEl("text", { x: W / 2, y: H / 2, "text-anchor": "middle" }, svg).textContent = "no runs with " + m;
-      return;
-    }
+  const G = { W: 720, H: 360, L: 64, R: 150, T: 30, B: 44 };  // the chart's size and margins (px)
+
+  // Round ticks (1, 2 or 5 times a power of ten) covering [lo, hi], and their decimals.
+  function niceTicks(lo, hi) {
+    const raw = (hi - lo) / 4, p = Math.pow(10, Math.floor(Math.log10(raw)));
+    const step = [1, 2, 5, 10].map((f) => f * p).find((s) => s >= raw * (1 - 1e-9));
+    const first = Math.floor(lo / step + 1e-9), last = Math.ceil(hi / step - 1e-9);
+    const values = Array.from({ length: last - first + 1 }, (_, i) => (first + i) * step);
+    return { values, digits: Math.max(0, -Math.floor(Math.log10(step) + 1e-9)) };
+  }
+
+  // A point per run (an x where it diverged), its details on hover.
+  function drawPoints(svg, runs, X, Y) {
+    runs.forEach((r) => {
+      const x = X(r.d_k), y = Y(r[state.metric]), c = colour(r.attention);
+      const mark = diverged(r)
+        ? svgEl("path", { d: "M" + (x - 4) + "," + (y - 4) + "l8,8m0,-8l-8,8", stroke: c, "stroke-width": 2, class: "pt-diverged" }, svg)
+        : svgEl("circle", { cx: x, cy: y, r: 3.5, fill: c, "fill-opacity": 0.55, class: "pt" }, svg);
+      mark.addEventListener("mousemove", (e) => showTip(e, r));
+      mark.addEventListener("mouseleave", () => { $("tip").style.display = "none"; });
+    });
+  }
+
+  // One line per variant (per variant and rate: every rate) of the condition shown: the seed
+  // mean of its completed runs per d_k. The legend names the variants.
+  function drawSeries(svg, pts, dks, X, Y) {
+    const m = state.metric;
+    [...new Set(pts.map(seriesKey))].forEach((key) => {
+      const rs = pts.filter((r) => seriesKey(r) === key), v = rs[0].attention;
+      const done = rs.filter((r) => !diverged(r));
+      const means = dks.map((d) => { const s = done.filter((r) => r.d_k === d); return s.length ? [d, s.reduce((a, r) => a + r[m], 0) / s.length] : null; }).filter(Boolean);
+      const line = svgEl("polyline", { points: means.map(([d, y]) => X(d) + "," + Y(y)).join(" "), fill: "none", stroke: colour(v), "stroke-width": state.everyRate ? 1 : 2, class: "series" }, svg);
+      line.dataset.series = JSON.stringify({ tasks: [...new Set(rs.map((r) => r.task))],
+        optimizers: [...new Set(rs.map((r) => r.optimizer))], attention: v, lrs: [...new Set(rs.map((r) => r.lr))],
+        d_ks: means.map(([d]) => d) });
+      drawPoints(svg, rs, X, Y);
+    });
+    [...new Set(pts.map((r) => r.attention))].forEach((v, i) => {
+      svgEl("rect", { x: G.W - G.R + 12, y: G.T + i * 18, width: 10, height: 10, fill: colour(v) }, svg);
+      svgEl("text", { x: G.W - G.R + 28, y: G.T + i * 18 + 9, "font-size": 12 }, svg).textContent = v;
+    });
+  }
+
+  // The x axis at the condition's d_ks (log2), the y axis on round ticks covering the values.
+  function drawAxes(svg, pts, dks) {
+    const { W, H, L, R, T, B } = G, m = state.metric;
     const lx = dks.map(Math.log2), x0 = Math.min(...lx), x1 = Math.max(...lx) + 1e-9;
-    let y0 = Math.min(...pts.map((r) => r[m])), y1 = Math.max(...pts.map((r) => r[m]));
-    if (y1 - y0 < 1e-12) { y0 -= 0.5; y1 += 0.5; }
+    let lo = Math.min(...pts.map((r) => r[m])), hi = Math.max(...pts.map((r) => r[m]));
+    if (hi - lo < 1e-12) { lo -= 0.5; hi += 0.5; }
+    const ticks = niceTicks(lo, hi), y0 = ticks.values[0], y1 = ticks.values[ticks.values.length - 1];
     const X = (d) => L + (Math.log2(d) - x0) / (x1 - x0) * (W - L - R);
     const Y = (v) => H - B - (v - y0) / (y1 - y0) * (H - T - B);
     svgEl("line", { x1: L, y1: H - B, x2: W - R, y2: H - B, stroke: "#444" }, svg);
     svgEl("line", { x1: L, y1: T, x2: L, y2: H - B, stroke: "#444" }, svg);
     dks.forEach((d) => { svgEl("text", { x: X(d), y: H - B + 16, "text-anchor": "middle", "font-size": 11 }, svg).textContent = d; });
-    [0, 0.25, 0.5, 0.75, 1].forEach((f) => {
-      const v = y0 + f * (y1 - y0);
-      svgEl("text", { x: L - 6, y: Y(v) + 4, "text-anchor": "end", "font-size": 11 }, svg).textContent = fmt(v);
+    ticks.values.forEach((v) => {
+      svgEl("text", { x: L - 6, y: Y(v) + 4, "text-anchor": "end", "font-size": 11, class: "y-tick" }, svg).textContent = v.toFixed(ticks.digits);
     });
     svgEl("text", { x: (L + W - R) / 2, y: H - 6, "text-anchor": "middle", "font-size": 12 }, svg).textContent = "d_k (log2 scale)";
     svgEl("text", { x: 14, y: (T + H - B) / 2, "text-anchor": "middle", "font-size": 12,
       transform: "rotate(-90 14 " + (T + H - B) / 2 + ")" }, svg).textContent = m;
-    const variants = [...new Set(pts.map((r) => r.attention))];
-    variants.forEach((v, i) => {
-      const rs = pts.filter((r) => r.attention === v);
-      const done = rs.filter((r) => !diverged(r));
-      const means = dks.map((d) => { const s = done.filter((r) => r.d_k === d); return s.length ? [d, s.reduce((a, r) => a + r[m], 0) / s.length] : null; }).filter(Boolean);
-      svgEl("polyline", { points: means.map(([d, y]) => X(d) + "," + Y(y)).join(" "), fill: "none", stroke: colour(v), "stroke-width": 2 }, svg);
-      rs.forEach((r) => {
-        const x = X(r.d_k), y = Y(r[m]);
-        const c = diverged(r)
-          ? svgEl("path", { d: "M" + (x - 4) + "," + (y - 4) + "l8,8m0,-8l-8,8", stroke: colour(v), "stroke-width": 2, class: "pt-diverged" }, svg)
-          : svgEl("circle", { cx: x, cy: y, r: 3.5, fill: colour(v), "fill-opacity": 0.55, class: "pt" }, svg);
-        c.addEventListener("mousemove", (e) => showTip(e, r));
-        c.addEventListener("mouseleave", () => { $("tip").style.display = "none"; });
-      });
-      svgEl("rect", { x: W - R + 12, y: T + i * 18, width: 10, height: 10, fill: colour(v) }, svg);
-      svgEl("text", { x: W - R + 28, y: T + i * 18 + 9, "font-size": 12 }, svg).textContent = v;
-    });
+    return [X, Y];
+  }
+
+  function renderChart(runs) {
+    const svg = $("chart");
+    svg.innerHTML = "";
+    const { W, H, L, R } = G, m = state.metric;
+    svgEl("text", { x: (L + W - R) / 2, y: 14, "text-anchor": "middle", "font-size": 13, "font-weight": 600, id: "chart-title" },
+      svg).textContent = m + " — " + conditionName(DATA.conditions[state.condition]);
+    const pts = runs.filter((r) => typeof r[m] === "number" && typeof r.d_k === "number" && r.d_k > 0);
+    const dks = [...new Set(DATA.runs.filter(inCondition).map((r) => r.d_k))].filter((d) => d > 0).sort((a, b) => a - b);
+    if (!pts.length || !dks.length) {
+      svgEl("text", { x: W / 2, y: H / 2, "text-anchor": "middle" }, svg).textContent = "no runs with " + m;
+      return;
+    }
+    drawSeries(svg, pts, dks, ...drawAxes(svg, pts, dks));
   }
 
   function showTip(e, r) {
     const tip = $("tip");
-    tip.textContent = r.run_id + " | " + r.attention + " d_k=" + r.d_k + " seed=" + r.seed + " | " + state.metric + " = " + fmt(r[state.metric]) +
+    tip.textContent = r.run_id + " | " + r.task + ", " + r.optimizer + " | " + r.attention + " d_k=" + r.d_k + " lr=" + r.lr + " seed=" + r.seed + " | " + state.metric + " = " + fmt(r[state.metric]) +
       (diverged(r) ? " | diverged at step " + fmt(r.diverged_at_step) : "");
     tip.style.left = (e.clientX + 12) + "px"; tip.style.top = (e.clientY + 12) + "px"; tip.style.display = "block";
   }
@@ -190,12 +259,29 @@ JS = r"""
       verdict_lines: box("verdict-lines"), quick_look: box("quick-look") };
   }
 
+  // What the chart draws: its lines (tasks, optimizers, variant, d_ks) and its y tick labels.
+  function chartShown() {
+    return { title: $("chart-title").textContent,
+      series: [...document.querySelectorAll("#chart polyline.series")].map((l) => JSON.parse(l.dataset.series)),
+      y_ticks: [...document.querySelectorAll("#chart text.y-tick")].map((t) => t.textContent) };
+  }
+
+  // The chart after each radio button of a fieldset is clicked, as a reader would; then its first again.
+  function chartsOf(fieldset) {
+    const click = (rb) => { rb.checked = true; rb.dispatchEvent(new Event("change")); return chartShown(); };
+    const buttons = [...document.querySelectorAll("#" + fieldset + " input")];
+    const charts = buttons.map(click);
+    if (buttons.length) click(buttons[0]);
+    return charts;
+  }
+
   function selfTest() {
     const imgs = [...document.querySelectorAll("figure img")];
     const out = { errors: window.__dashboardErrors, figures: imgs.length,
       figures_drawn: imgs.filter((i) => i.complete && i.naturalWidth > 0).length,
       chart_points: document.querySelectorAll("#chart circle.pt").length,
-      rows_before: $("runs").tBodies[0].rows.length, layout: layout() };
+      rows_before: $("runs").tBodies[0].rows.length, layout: layout(), opened: chartShown(),
+      conditions: DATA.conditions, charts: chartsOf("condition"), rate_charts: chartsOf("rates") };
     const cb = document.querySelector("#filters input[data-filter='attention']");
     if (cb) {
       cb.checked = false; cb.dispatchEvent(new Event("change"));
@@ -208,7 +294,7 @@ JS = r"""
     $("selftest-result").textContent = JSON.stringify(out);
   }
 
-  buildFilters(); buildMetricSelect(); update();
+  if (DATA.conditions.length) { buildChoices(); buildFilters(); buildMetricSelect(); update(); }
   window.addEventListener("load", () => { if (location.hash === "#selftest") selfTest(); });
 })();
 """
