@@ -96,4 +96,4 @@ _register("additive", init_additive, "v . tanh(q W_q + k W_k): Bahdanau et al. 2
 # its runs out of the tied form's cells in every table.
 _register("additive_wide", init_additive_wide,
           "v . tanh(q W_q + k W_k) with d_hidden fixed (64), apart from d_k",
-          "additive, d_hidden 64", "#98df8a")
+          "additive, d_hidden 64", "#808000")  # olive: kin to additive, another hue

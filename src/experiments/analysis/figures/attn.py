@@ -57,7 +57,7 @@ def _row_of_panels(res, column: str, ylabel: str, logy: bool, theory: bool = Fal
         style.dk_axis(ax, df["d_k"])
         ax.set_ylabel(ylabel)
         if logy:
-            ax.set_yscale("log")
+            style.log_scale(ax)
         ax.set_title(title)
         if i == len(panels) - 1:
             style.legend(ax, theory=theory)
@@ -116,12 +116,12 @@ def gradients(res):
             ax = axes[r][c]
             if column not in df or not df[column].notna().any():
                 ax.set_axis_off()
-                ax.set_title(f"{title}\n{column}: not measured")
+                ax.set_title(f"{column}: not measured")  # the row is named by its other panels
                 continue
             d = _ordered(load.per_seed(df, column))
             style.mean_band(ax, d[d[column] > 0], column)
             style.dk_axis(ax, d["d_k"])
-            ax.set_yscale("log")
+            style.log_scale(ax)
             ax.set_ylabel(ylabel)
             ax.set_title(title)
             drawn.append((r, c, ax))
@@ -148,19 +148,20 @@ def logit_growth(res):
         ci = slope_ci(*load.seed_matrix(g, "logit_std", v)[::2])
         style.mean_band(ax, g[g["logit_std"] > 0], "logit_std", label=f"{style.label(v)}: slope {fmt_ci(ci)}")
     style.dk_axis(ax, end["d_k"])
-    ax.set_yscale("log")
+    style.log_scale(ax)
     ax.set_ylabel("logit std at end of training (logit units)")
-    ax.set_title(f"trained logit scale vs d_k (per-seed log-log slope, 95% t) — {cond[0]}, {cond[1]}{note}")
-    ax.legend(frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize=7)
+    ax.set_title("at the end, against d_k")
     ax = axes[0][1]
     d_max = hist["d_k"].max()
     # Steps take the place of d_k on the x axis of this panel.
     top = _ordered(load.per_seed(hist[hist["d_k"] == d_max].assign(d_k=lambda d: d["step"]), "logit_std"))
-    style.mean_band(ax, top, "logit_std", ms=2)
+    style.mean_band(ax, top, "logit_std", ms=2, label="_nolegend_")  # the left panel's lines name them
     ax.set_xlabel("training step")
     ax.set_ylabel("logit std (logit units)")
-    ax.set_yscale("log")
-    ax.set_title(f"logit std over training at d_k = {int(d_max)}{note}")
+    style.log_scale(ax)
+    ax.set_title(f"over training at d_k = {int(d_max)}")
     style.legend(ax)
+    style.suptitle(fig, f"Trained logit scale — {cond[0]}, {cond[1]}{note} (legend: per-seed log-log "
+                        "slope against d_k, 95% t)")
     return [("logit_growth", fig)]
 

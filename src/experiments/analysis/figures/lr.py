@@ -51,7 +51,7 @@ def lr_accuracy(res):
                     top = best[(best["attention"] == v) & (best["d_k"] == d)]["best_lr"]
                     at = g[g["lr"].isin(top)]
                     ax.plot(at["lr"], at[column], marker="*", ms=8, ls="none", color=colours[d])
-                ax.set_xscale("log")
+                style.log_scale(ax, "x")
                 ax.set_ylabel(ylabel if c == 0 else "")
                 ax.set_title(style.label(v) if r == 0 else "")
                 if r == len(METRICS) - 1:
@@ -62,12 +62,18 @@ def lr_accuracy(res):
     return out
 
 
+def _panels(conds):
+    """One panel per condition, the figure tall enough for the legend below each (a line per variant)."""
+    lines = max(sc["attention"].nunique() for _, sc in conds)
+    return style.new_figure(1, len(conds), width=4.4, height=3.0 + 0.17 * lines)
+
+
 def _dk_panel(ax, cond, sc, ylabel: str) -> None:
-    """A d_k axis, the condition as title, the variants in a legend inside the panel."""
+    """A d_k axis, the condition as title, the variants in a legend below the panel."""
     style.dk_axis(ax, sc["d_k"])
     ax.set_ylabel(ylabel)
     ax.set_title(f"{cond[0]}, {cond[1]}")
-    style.legend(ax, outside=False)
+    style.legend(ax, own=True)
 
 
 def optimal_lr(res):
@@ -75,7 +81,7 @@ def optimal_lr(res):
     variant, the fitted slope (log2 lr per doubling of d_k, 95% t-interval over seeds) in the legend.
     The muP signature: the optimum drifts under the standard parametrisation, stays put under muP."""
     conds = _grid_conditions(res)
-    fig, axes = style.new_figure(1, len(conds), width=4.4, height=3.4)
+    fig, axes = _panels(conds)
     for ax, (cond, sc) in zip(axes[0], conds):
         slopes = lr_views.drift_slopes(sc)
         for v in load.variant_order(sc["attention"].unique()):
@@ -92,8 +98,8 @@ def optimal_lr(res):
                 fit = centre[ok].mean() + slope * (x - x.mean())
                 ax.plot(d_ks[ok], 2 ** fit, ls="--", lw=0.9, color=style.colour(v))
         grid = sorted(sc["lr"].dropna().unique())
-        ax.set_yscale("log")
-        ax.set_yticks(grid, [f"{x:.0e}" for x in grid])
+        style.log_scale(ax)
+        ax.set_yticks(grid, [style.short(x) for x in grid])
         ax.minorticks_off()
         _dk_panel(ax, cond, sc, "best learning rate (val. AUC, per seed)")
     style.suptitle(fig, "Optimal lr vs d_k (dashed: fitted slope)")
@@ -103,7 +109,7 @@ def optimal_lr(res):
 def lr_sensitivity(res):
     """One panel per condition: LR sensitivity per variant against d_k, seed mean with its interval."""
     conds = _grid_conditions(res)
-    fig, axes = style.new_figure(1, len(conds), width=4.4, height=3.2)
+    fig, axes = _panels(conds)
     for ax, (cond, sc) in zip(axes[0], conds):
         sens = lr_select.seed_sensitivity(sc).dropna(subset=["sensitivity"])  # narrowed grids: none
         order = {v: i for i, v in enumerate(load.variant_order(sens["attention"].unique()))}

@@ -1,4 +1,5 @@
-"""One look for every figure: fixed colour per variant, log2 d_k axes, deterministic files."""
+"""One look for every figure: a distinct colour per variant, log2 d_k axes, short tick labels,
+one legend for all of a figure's panels, deterministic files."""
 
 from __future__ import annotations
 
@@ -14,21 +15,38 @@ matplotlib.use("Agg")  # files only; never a display
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib.ticker import LogFormatterSciNotation  # noqa: E402
 
 import attention  # noqa: E402
 from experiments.analysis.stats.intervals import mean_ci  # noqa: E402
 
-# a variant that names no colour of its own gets one of these, fixed by its name
-SPARE_COLOURS = ("#17becf", "#bcbd22", "#7f7f7f", "#aec7e8", "#ffbb78", "#98df8a", "#c5b0d5", "#c49c94")
+# The colours of variants that name none of their own (Variant.color), from tab10's family.
+# Each clears every other and every variant's own colour by CIE76 ΔE 25 in Lab, and by ΔE 40
+# where their hues lie within 20°: a lighter shade of one hue reads as the same variant
+# (tests/test_palette.py). None is near white, black or grey (background, theory lines, bands).
+SPARE_COLOURS = ("#17becf", "#1b9e77", "#f0027f", "#e6ab02", "#000080")
+
+
+def palette(names=()) -> dict[str, str]:
+    """The colour of every registered variant and of `names`: a variant's own colour where it
+    names one; each other registered variant, in alphabetical order, then each other name, takes
+    the first spare not yet taken, counting from a place its name fixes (crc32): a new name moves
+    no other variant's colour unless it lands on it, and a name the registry lacks never takes a
+    registered variant's colour. Past the last spare, colours repeat."""
+    registered = attention.variant_names()
+    out = {n: attention.VARIANTS[n].color for n in registered if attention.VARIANTS[n].color}
+    for name in sorted(set(registered) - set(out)) + sorted(set(names) - set(registered)):
+        start = zlib.crc32(name.encode()) % len(SPARE_COLOURS)
+        turn = SPARE_COLOURS[start:] + SPARE_COLOURS[:start]
+        out[name] = next((c for c in turn if c not in out.values()), turn[0])
+    return out
 
 
 def _theory_scale2(variant) -> Callable[[float], float]:
     return lambda d: variant.logit_scale(d, 2) ** 2
 
 
-# the colours the variants name for themselves, in the registry's order (the dashboard's legend)
-COLOURS = {name: attention.VARIANTS[name].color for name in attention.variant_names()
-           if attention.VARIANTS[name].color}
+COLOURS = palette()  # every registered variant's colour (the dashboard's legend)
 # Theory scale factor c^2 of q.k for the variants whose c is fixed by d_k alone
 # (Variant.bilinear): Var(c q.k) = d_k c^2 for unit-variance q, k.
 THEORY_SCALE2 = {name: _theory_scale2(v) for name, v in attention.VARIANTS.items()
@@ -45,10 +63,7 @@ plt.rcParams.update(STYLE)  # this process only draws files: one style for all o
 
 
 def colour(variant: str) -> str:
-    known = attention.VARIANTS.get(variant)
-    if known is not None and known.color:
-        return known.color
-    return SPARE_COLOURS[zlib.crc32(variant.encode()) % len(SPARE_COLOURS)]
+    return palette([variant])[variant]
 
 
 def label(variant: str) -> str:
@@ -83,6 +98,30 @@ def dk_axis(ax, d_ks) -> None:
     ax.set_xticks(ticks, [str(t) for t in ticks])
     ax.minorticks_off()
     ax.set_xlabel("d_k (key/query dimension)")
+
+
+def short(x: float) -> str:
+    """A tick label of two significant figures: 0.85, 0.056, 1000 (3e-05 outside 0.001 to 10,000)."""
+    if x == 0 or 1e-3 <= abs(x) < 1e4:
+        return f"{float(f'{x:.2g}'):g}"
+    return f"{x:.2g}"
+
+
+class ShortLogFormatter(LogFormatterSciNotation):
+    """Matplotlib's choice of which log ticks to label (the decades, and a few ticks between
+    where the axis spans less than a decade or two), each labelled short: 0.4, 2, 30, 10^-5."""
+
+    def __call__(self, x, pos=None):
+        text = super().__call__(x, pos)
+        return short(x) if text and 1e-3 <= abs(x) < 1e4 else text
+
+
+def log_scale(ax, axis: str = "y") -> None:
+    """A log10 axis with short labels on its major and minor ticks."""
+    getattr(ax, f"set_{axis}scale")("log")
+    ticks = getattr(ax, f"{axis}axis")
+    ticks.set_major_formatter(ShortLogFormatter())
+    ticks.set_minor_formatter(ShortLogFormatter())
 
 
 def mean_band(ax, df: pd.DataFrame, column: str, x: str = "d_k", **line_kw) -> None:
@@ -126,10 +165,16 @@ def mark_diverged(ax, counts: dict[tuple[str, int], int]) -> None:
                     fontsize=7, color=colour(variant))
 
 
-def legend(ax, theory: bool = False, outside: bool = True, diverged: int = 0) -> None:
-    """Legend naming the variants; outside the axes (right) so it never hides data.
+def legend(ax, theory: bool = False, diverged: int = 0, own: bool = False) -> None:
+    """Legend outside the axes, so it never hides data: at the right, naming every line of every
+    panel of ax's figure once (a panel may lack a line another has); `own`: below ax, naming
+    ax's own lines (labels that differ from panel to panel, as fitted slopes do).
     `diverged`: number of diverged runs marked in the figure (mark_diverged)."""
-    handles, labels = ax.get_legend_handles_labels()
+    entries = {}
+    for panel in [ax] if own else ax.figure.axes:
+        for handle, text in zip(*panel.get_legend_handles_labels()):
+            entries.setdefault(text, handle)
+    handles, labels = list(entries.values()), list(entries)
     if theory:
         handles.append(plt.Line2D([], [], ls="--", color="k", lw=1))
         labels.append("theory at init: d_k c²")
@@ -139,10 +184,11 @@ def legend(ax, theory: bool = False, outside: bool = True, diverged: int = 0) ->
                       "the means (× at the foot: count)")
     if not handles:
         return
-    if outside:
-        ax.legend(handles, labels, frameon=False, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    if own:
+        # 4 font sizes below the axes: under the tick labels and the x label, whatever ax's height
+        ax.legend(handles, labels, frameon=False, loc="upper center", bbox_to_anchor=(0.5, 0), borderaxespad=4)
     else:
-        ax.legend(handles, labels, frameon=False, loc="upper left")
+        ax.legend(handles, labels, frameon=False, loc="upper left", bbox_to_anchor=(1.02, 1.0))
 
 
 def to_bytes(fig, fmt: str) -> bytes:

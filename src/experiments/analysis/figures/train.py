@@ -37,7 +37,7 @@ def quality(res):
     s = best.assign(steps_to_threshold=censored_steps(best),
                     reached=best["steps_to_threshold"].notna())
     conds = load.conditions(s)
-    fig, axes = style.new_figure(len(conds), len(QUALITY_PANELS), width=4.2, height=3.1)
+    fig, axes = style.new_figure(len(conds), len(QUALITY_PANELS), width=4.6, height=3.1)
     order = {v: i for i, v in enumerate(load.variant_order(s["attention"].unique()))}
     s = s.sort_values("attention", key=lambda c: c.map(order), kind="stable")
     for r, cond in enumerate(conds):
@@ -57,13 +57,18 @@ def quality(res):
             style.dk_axis(ax, sub["d_k"])
             ax.set_ylabel(ylabel)
             ax.set_title(f"{cond[0]}, {cond[1]}")
-            if r == 0 and c == len(QUALITY_PANELS) - 1:
-                style.legend(ax, diverged=len(status.diverged(s)))
+    style.legend(axes[0][-1], diverged=len(status.diverged(s)))  # every row drawn: all their variants
     return [("quality", fig)]
 
 
 def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower()
+
+
+def _column_width(d_ks) -> float:
+    """Inches per d_k column: narrow, but a condition run at one or two d_k (a task of one's
+    own) still gets a figure wide enough for its title and legend."""
+    return max(2.2, 5.0 / len(d_ks))
 
 
 def learning_curves(res):
@@ -78,7 +83,7 @@ def learning_curves(res):
             hist = hist[hist["run_id"].isin(best)]
         variants = load.variant_order(hist["attention"].unique())
         d_ks = sorted(hist["d_k"].unique())
-        fig, axes = style.new_figure(len(variants), len(d_ks), width=2.2, height=1.6,
+        fig, axes = style.new_figure(len(variants), len(d_ks), width=_column_width(d_ks), height=1.6,
                                      sharex=True, sharey=True)
         for r, v in enumerate(variants):
             for c, d in enumerate(d_ks):
@@ -124,7 +129,7 @@ def steps_survival(res):
         s = status.completed(load.at_condition(best, cond))
         variants = load.variant_order(s["attention"].unique())
         d_ks = sorted(s["d_k"].unique())
-        fig, axes = style.new_figure(1, len(d_ks), width=2.2, height=2.0, sharey=True)
+        fig, axes = style.new_figure(1, len(d_ks), width=_column_width(d_ks), height=2.0, sharey=True)
         for ax, d in zip(axes[0], d_ks):
             for v in variants:
                 cell = s[(s["attention"] == v) & (s["d_k"] == d)]
@@ -169,9 +174,9 @@ def cost(res):
         ns = sorted(res.cost["n"].unique())
         ax.set_xticks(ns, [str(int(n)) for n in ns])
         ax.minorticks_off()
-        ax.set_yscale("log")
+        style.log_scale(ax)
         ax.set_xlabel("n (queries = keys)")
         ax.set_ylabel(f"{ylabel} (×)")
         ax.set_title(ylabel + ("" if len(df) else " — not measured"))
-        style.legend(ax, outside=False)
+        style.legend(ax, own=True)
     return [("cost", fig)]
