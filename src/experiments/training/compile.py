@@ -3,7 +3,7 @@
 Two caches: the jitted programs (lru_cache on what is static) and the last
 group's executables (keyed on the static configuration and the inputs'
 shapes, dtypes and placement). A sweep's jobs that differ only in seed or rate,
-or at one d_k only in which bilinear variant they train (reassociate.program_spec),
+or at one d_k only in which bilinear variant they train (reassociate.program_key),
 reuse the executables instead of tracing, lowering and loading them again.
 """
 from __future__ import annotations
@@ -52,7 +52,7 @@ def init_program(spec: ModelSpec, opt_key: tuple, train_key: tuple):
 @lru_cache(maxsize=4)  # a few configurations: their executables stay alive with them
 def programs(spec: ModelSpec, opt_key: tuple, train_key: tuple, task_key: tuple,
               batch_size: int, n_queries: int, n_devices: int, block: int | None):
-    """The training and evaluation programs (`spec`: a program_spec)."""
+    """The training and evaluation programs, traced from the variant's own spec."""
     task_cfg = task_object(dict(task_key))
     task = TASKS[task_cfg.name]
 
@@ -67,7 +67,7 @@ def programs(spec: ModelSpec, opt_key: tuple, train_key: tuple, task_key: tuple,
 # on: the static configuration and the shapes, dtypes and placement of their
 # inputs. The next job of a sweep that differs only in seed or rate (a seed
 # sweep at train.n_seeds=1), or at one d_k only in which bilinear variant it
-# trains (reassociate.program_spec), reuses them instead of tracing, lowering and
+# trains (reassociate.program_key), reuses them instead of tracing, lowering and
 # loading them again; any other job drops them before it compiles its own, so
 # one group's programs at most are alive at a time.
 _last_executables: tuple[tuple, dict] | None = None

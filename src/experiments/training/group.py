@@ -22,7 +22,7 @@ from experiments.training.compile import (
     PER_LANE_OPTIMIZER_KEYS, frozen, init_program, input_signature, programs, start_executables)
 from experiments.training.fixed_sets import chunked, per_seed, stack
 from experiments.training.model import count_params
-from experiments.training.reassociate import program_spec
+from experiments.training.reassociate import program_key
 from experiments.training.spec import model_spec, task_object
 
 EVAL_CHUNK = 128  # examples per evaluation chunk: bounds additive's memory
@@ -81,9 +81,8 @@ def prepare(cfg: DictConfig, lanes: list[Lane]) -> Group:
     n_queries = max(int(np.asarray(v["loss_mask"]).sum(-1).max()) for v in vals)
     val = place(stack([chunked(v, chunk) for v in vals]))
     opt_key, train_key = frozen(cfg.optimizer, PER_LANE_OPTIMIZER_KEYS), frozen(t, ("prune",))  # host-side only
-    static = (program_spec(spec), opt_key, train_key, frozen(cfg.task), t.batch_size, n_queries,
-              n_devices, lane_block(cfg))
-    init, (chunk_fn, eval_fn) = init_program(spec, opt_key, train_key), programs(*static)
+    static = (opt_key, train_key, frozen(cfg.task), t.batch_size, n_queries, n_devices, lane_block(cfg))
+    init, (chunk_fn, eval_fn) = init_program(spec, opt_key, train_key), programs(spec, *static)
     init_args = (np.asarray(seeds, np.int32), np.asarray([lane.lr for lane in lanes], np.float32))
 
     def lane_state(params, opt_state, scale):
@@ -95,7 +94,7 @@ def prepare(cfg: DictConfig, lanes: list[Lane]) -> Group:
     shapes = lane_axis.abstract(lane_state(*init.eval_shape(*init_args)), lane_axis.lane_sharding(n_devices))
     n_steps = lane_axis.abstract(np.int32(1), lane_axis.shared_sharding(n_devices))
     wait = start_executables(
-        (static, input_signature((shapes, n_steps)), input_signature(val)),
+        (program_key(spec), *static, input_signature((shapes, n_steps)), input_signature(val)),
         {"chunk": lambda: chunk_fn.lower(shapes, n_steps),
          "eval": lambda: eval_fn.lower(shapes["params"], val, shapes["score_scale"], shapes["active"])})
     params, opt_state, scale = init(*init_args)
