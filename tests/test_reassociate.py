@@ -18,10 +18,10 @@ import attention
 from experiments.app import config  # noqa: F401 - registers the schemas
 from experiments.app.errors import CONF_DIR
 from experiments.store import results
-from experiments.training import compile as compiling
 from experiments.training import group as grouplib
 from experiments.training import spec as speclib
 from experiments.training import lane_axis
+from experiments.training.compile import ProgramCache
 from experiments.training.group import Lane
 from experiments.training.loop import train_lanes
 from experiments.training.model import ModelSpec, attention_layer, init_model
@@ -212,30 +212,32 @@ def test_an_ended_lane_skips_its_steps():
     assert float(jax.device_get(measured["grad_norm"])[1]) == 0.0
 
 
-def _program_texts(monkeypatch, *overrides: str) -> dict:
-    """The chunk and evaluation programs of a 2-lane group under model.reassociate,
-    as XLA receives them (no source locations), each traced from its own variant's
-    spec, with the key they are cached on and the lanes' factors."""
-    texts = {}
+class _Lowered(ProgramCache):
+    """A cache that lowers the programs it is given and compiles none: their text
+    as XLA receives it (no source locations) and the key they are cached on."""
 
-    def capture(key, lowerers):  # lowered, never compiled: nothing here runs them
-        texts.update({name: lower().as_text(debug_info=False) for name, lower in lowerers.items()}, key=key)
+    def compile(self, key, lowerers):
+        self.key = key
+        self.texts = {name: lower().as_text(debug_info=False) for name, lower in lowerers.items()}
         return lambda: (dict.fromkeys(lowerers), 0.0, 0.0)
 
-    monkeypatch.setattr(grouplib, "start_executables", capture)
-    compiling.release_compiled()
-    group = grouplib.prepare(_compose("model.reassociate=true", *overrides), [Lane(0, 1e-3), Lane(1, 1e-3)])
-    return {**texts, "score_scale": jax.device_get(group.state["score_scale"]).tolist()}
+
+def _program_texts(*overrides: str) -> dict:
+    """The chunk and evaluation programs of a 2-lane group under model.reassociate,
+    each traced from its own variant's spec, with their key and the lanes' factors."""
+    cache = _Lowered()
+    group = grouplib.prepare(_compose("model.reassociate=true", *overrides), [Lane(0, 1e-3), Lane(1, 1e-3)], cache)
+    return {**cache.texts, "key": cache.key, "score_scale": jax.device_get(group.state["score_scale"]).tolist()}
 
 
-def test_bilinear_variants_share_their_programs(monkeypatch):
+def test_bilinear_variants_share_their_programs():
     """Under model.reassociate the bilinear factor is data (reassociate.score_scale):
     scaled, unscaled and mup at one d_k are one program, so a sweep compiles it
     once (the persistent cache holds it), under one key; the factor tells them apart."""
-    scaled = _program_texts(monkeypatch, "attention=scaled")
-    unscaled = _program_texts(monkeypatch, "attention=unscaled")
-    mup = _program_texts(monkeypatch, "attention=mup", "attention.multiplier=2.0")
-    additive = _program_texts(monkeypatch, "attention=additive")
+    scaled = _program_texts("attention=scaled")
+    unscaled = _program_texts("attention=unscaled")
+    mup = _program_texts("attention=mup", "attention.multiplier=2.0")
+    additive = _program_texts("attention=additive")
     for name in ("chunk", "eval", "key"):
         assert scaled[name] == unscaled[name] == mup[name], name
         assert additive[name] != scaled[name], name
@@ -243,11 +245,11 @@ def test_bilinear_variants_share_their_programs(monkeypatch):
     assert unscaled["score_scale"] == [1.0, 1.0] and mup["score_scale"] == [2.0 / 16] * 2
 
 
-def test_more_layers_make_the_variants_programs_differ(monkeypatch):
+def test_more_layers_make_the_variants_programs_differ():
     """Below the last layer every variant forms its own scores, in the program:
     why program_key shares only one-layer models."""
-    scaled = _program_texts(monkeypatch, "attention=scaled", "model.n_layers=2")
-    unscaled = _program_texts(monkeypatch, "attention=unscaled", "model.n_layers=2")
+    scaled = _program_texts("attention=scaled", "model.n_layers=2")
+    unscaled = _program_texts("attention=unscaled", "model.n_layers=2")
     assert scaled["chunk"] != unscaled["chunk"] and scaled["key"] != unscaled["key"]
 
 
@@ -256,11 +258,10 @@ def test_the_next_bilinear_variant_reuses_the_programs(n_layers, shared):
     """scaled, then unscaled at the same d_k (a sweep with d_k outermost): the
     second group takes the first's compiled programs (compile time 0) where
     its model has one layer, and each lane keeps its own factor."""
-    compiling.release_compiled()
-    lanes = [Lane(0, 1e-3), Lane(1, 1e-3)]
+    lanes, cache = [Lane(0, 1e-3), Lane(1, 1e-3)], ProgramCache()
     cfgs = [_compose("model.reassociate=true", f"attention={name}", f"model.n_layers={n_layers}")
             for name in ("scaled", "unscaled")]
-    first, second = (grouplib.prepare(cfg, lanes) for cfg in cfgs)
+    first, second = (grouplib.prepare(cfg, lanes, cache) for cfg in cfgs)
     assert first.compile_time_s > 0 and (second.compile_time_s == 0) == shared
     assert (second.chunk is first.chunk) == shared
     assert jax.device_get(second.state["score_scale"]).tolist() == [1.0, 1.0]

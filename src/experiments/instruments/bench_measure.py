@@ -19,7 +19,6 @@ import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 from experiments.tasks import TASKS, train_batch
-from experiments.training import compile as compiling
 from experiments.training import spec as speclib
 from experiments.training import loop
 from experiments.training import group as grouplib
@@ -149,7 +148,6 @@ def lane_throughput(cfg: DictConfig, lane_counts: list[int], min_time_s: float,
     for _ in range(rounds):
         for k, (call, run_steps) in calls.items():
             per_round[k].append(run_steps / best_time(call, min_time_s))
-    compiling.release_compiled()
     return {"median": {k: float(np.median(v)) for k, v in per_round.items()}, "rounds": per_round}
 
 

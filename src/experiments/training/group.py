@@ -4,8 +4,8 @@ A lane is one run: a (seed, learning rate) pair. Lanes share everything
 static (model shape, optimizer kind, task, batch size), so one compiled
 program trains them all: the seed picks the init and the data stream, the
 rate sits in the optimizer state (training.step.make_optimizer). Compiled
-programs are cached on what is static, so the jobs of a sweep that differ
-only in seed or learning rate share one compile.
+programs are held by a compile.ProgramCache, so the jobs of a sweep that
+differ only in seed or learning rate share one compile.
 """
 from __future__ import annotations
 
@@ -18,8 +18,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from experiments.tasks import TASKS, fixed_set
 from experiments.training import lane_axis
-from experiments.training.compile import (
-    PER_LANE_OPTIMIZER_KEYS, frozen, init_program, input_signature, programs, start_executables)
+from experiments.training.compile import PER_LANE_OPTIMIZER_KEYS, ProgramCache, frozen, input_signature, programs
 from experiments.training.fixed_sets import chunked, per_seed, stack
 from experiments.training.model import count_params
 from experiments.training.reassociate import program_key
@@ -66,12 +65,11 @@ def devices_for(cfg: DictConfig, n_lanes: int) -> int:
     return lane_axis.n_devices_for(n_lanes) if cfg.runtime.shard_seeds else 1
 
 
-def prepare(cfg: DictConfig, lanes: list[Lane]) -> Group:
+def prepare(cfg: DictConfig, lanes: list[Lane], cache: ProgramCache | None = None) -> Group:
     """Initialise every lane and compile (ahead of time, so that compile time
-    and step time are measured apart; the programs compile in parallel)."""
-    task_cfg = task_object(OmegaConf.to_container(cfg.task, resolve=True))
-    task = TASKS[cfg.task.name]
-    t = cfg.train
+    and step time are measured apart; the programs compile in parallel), or
+    take the programs `cache` holds (None: a cache of this group alone)."""
+    task_cfg, task, t = task_object(OmegaConf.to_container(cfg.task, resolve=True)), TASKS[cfg.task.name], cfg.train
     spec = model_spec(cfg, task_cfg)
     seeds = [lane.seed for lane in lanes]
     n_devices = devices_for(cfg, len(lanes))
@@ -82,7 +80,8 @@ def prepare(cfg: DictConfig, lanes: list[Lane]) -> Group:
     val = place(stack([chunked(v, chunk) for v in vals]))
     opt_key, train_key = frozen(cfg.optimizer, PER_LANE_OPTIMIZER_KEYS), frozen(t, ("prune",))  # host-side only
     static = (opt_key, train_key, frozen(cfg.task), t.batch_size, n_queries, n_devices, lane_block(cfg))
-    init, (chunk_fn, eval_fn) = init_program(spec, opt_key, train_key), programs(spec, *static)
+    cache = cache or ProgramCache()
+    init = cache.init_program(spec, opt_key, train_key)
     init_args = (np.asarray(seeds, np.int32), np.asarray([lane.lr for lane in lanes], np.float32))
 
     def lane_state(params, opt_state, scale):
@@ -93,7 +92,8 @@ def prepare(cfg: DictConfig, lanes: list[Lane]) -> Group:
     # the programs are lowered from the state's shapes and compile while the lanes initialise
     shapes = lane_axis.abstract(lane_state(*init.eval_shape(*init_args)), lane_axis.lane_sharding(n_devices))
     n_steps = lane_axis.abstract(np.int32(1), lane_axis.shared_sharding(n_devices))
-    wait = start_executables(
+    chunk_fn, eval_fn = programs(spec, *static)
+    wait = cache.compile(
         (program_key(spec), *static, input_signature((shapes, n_steps)), input_signature(val)),
         {"chunk": lambda: chunk_fn.lower(shapes, n_steps),
          "eval": lambda: eval_fn.lower(shapes["params"], val, shapes["score_scale"], shapes["active"])})

@@ -19,6 +19,7 @@ import numpy as np
 from omegaconf import DictConfig
 
 from experiments.training import lane_axis, prune
+from experiments.training.compile import ProgramCache
 from experiments.training.fixed_sets import test_accuracy
 from experiments.training.group import Lane, devices_for, prepare
 
@@ -87,8 +88,10 @@ def lanes_of(cfg: DictConfig) -> list[Lane]:
 
 def train_lanes(cfg: DictConfig, lanes: list[Lane],
                 on_eval: Callable[[int, dict], None] = lambda i, row: None,
-                on_steps: Callable[[int], None] = lambda n: None) -> list[RunResult]:
-    """Train `cfg` once per lane (seed, rate), all lanes as one program.
+                on_steps: Callable[[int], None] = lambda n: None,
+                cache: ProgramCache | None = None) -> list[RunResult]:
+    """Train `cfg` once per lane (seed, rate), all lanes as one program, with
+    the programs `cache` holds where they fit (None: compiled for this call).
 
     `on_eval(i, row)` sees each evaluation row of lanes[i] as it comes. A lane
     that diverges, or (with train.stop_at_threshold) reaches the threshold,
@@ -101,7 +104,7 @@ def train_lanes(cfg: DictConfig, lanes: list[Lane],
     """
     order = lane_axis.dealt(len(lanes), devices_for(cfg, len(lanes)))
     placed = _train_placed(cfg, [lanes[i] for i in order],
-                           lambda p, row: on_eval(order[p], row), on_steps)
+                           lambda p, row: on_eval(order[p], row), on_steps, cache)
     results: list[RunResult] = [None] * len(lanes)  # type: ignore[list-item]
     for p, result in enumerate(placed):
         results[order[p]] = result
@@ -109,11 +112,11 @@ def train_lanes(cfg: DictConfig, lanes: list[Lane],
 
 
 def _train_placed(cfg: DictConfig, lanes: list[Lane], on_eval: Callable[[int, dict], None],
-                  on_steps: Callable[[int], None]) -> list[RunResult]:
+                  on_steps: Callable[[int], None], cache: ProgramCache | None) -> list[RunResult]:
     """train_lanes with the lanes in lane-axis order."""
     t = cfg.train
     stop_early = bool(t.get("stop_at_threshold", False))
-    group = prepare(cfg, lanes)
+    group = prepare(cfg, lanes, cache)
     state, val, evaluate = group.state, group.val, group.evaluate
     n_lanes = len(lanes)
 
