@@ -202,14 +202,13 @@ def test_an_ended_lane_skips_its_steps():
     cfg = _compose("attention=scaled")
     group = grouplib.prepare(cfg, [Lane(0, 1e-3), Lane(1, 1e-3)])
     before = jax.device_get(group.state["params"])
-    state = {**group.state, "active": group.place(jax.device_put(np.array([True, False])))}
-    after, measured, _ = group.run(state, 5)
+    after, measured, _ = group.run(group.with_running(group.state, [0]), 5)
     after = jax.device_get(after)
     assert list(after["step"]) == [5, 0]
     moved = [not np.allclose(a[i], b[i]) for a, b in zip(jax.tree_util.tree_leaves(after["params"]),
                                                           jax.tree_util.tree_leaves(before)) for i in (0, 1)]
     assert any(moved[0::2]) and not any(moved[1::2])
-    assert float(jax.device_get(measured["grad_norm"])[1]) == 0.0
+    assert measured[0]["grad_norm"] > 0 and measured[1]["grad_norm"] == 0.0
 
 
 class _Lowered(ProgramCache):

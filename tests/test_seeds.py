@@ -17,7 +17,7 @@ from experiments.app import config  # noqa: F401 - registers the schemas
 from experiments.app.errors import CONF_DIR
 from experiments.store import results
 from experiments.training.compile import ProgramCache
-from experiments.training.loop import _diverged, _diverged_at
+from experiments.training.loop import _diverged, _diverged_at, _diverged_lanes
 
 TINY = ["attention=unscaled", "d_k=16", "train.steps=30", "train.eval_every=10",
         "train.n_val=48", "train.n_test=80", "train.batch_size=8"]
@@ -135,14 +135,21 @@ def test_divergence_rule(row, expected):
     assert _diverged(row, limit=1e4) is expected
 
 
-@pytest.mark.parametrize("row, first_bad, final, expected", [
-    ({"step": 20, "loss": 1.0, "train_loss": 1.0}, -1, False, None),
-    ({"step": 20, "loss": 1.0, "train_loss": 1.0}, 7, False, 27),  # inside the chunk
-    ({"step": 20, "loss": float("nan"), "train_loss": 1.0}, 3, False, 20),  # the row itself
-    ({"step": 30, "loss": 1.0, "train_loss": 1.0}, 4, True, None),  # thrown-away final chunk
+@pytest.mark.parametrize("row, first_bad, expected", [
+    ({"step": 20, "loss": 1.0, "train_loss": 1.0}, -1, None),
+    ({"step": 20, "loss": 1.0, "train_loss": 1.0}, 7, 27),  # inside the chunk
+    ({"step": 20, "loss": float("nan"), "train_loss": 1.0}, 3, 20),  # the row itself
 ])
-def test_divergence_step(row, first_bad, final, expected):
-    assert _diverged_at(row, first_bad, final, limit=1e4) == expected
+def test_divergence_step(row, first_bad, expected):
+    assert _diverged_at(row, first_bad, limit=1e4) == expected
+
+
+def test_a_lane_that_ends_at_its_row_is_judged_on_the_row_alone():
+    """The chunk after a lane's last row (it reached the threshold, or its budget
+    ended) runs past the lane's end: a bad step there is not the lane's."""
+    fine, bad = {"step": 30, "loss": 1.0, "train_loss": 1.0}, {"step": 30, "loss": 1e9, "train_loss": 1.0}
+    rows = {0: fine, 1: fine, 2: bad}
+    assert _diverged_lanes(rows, [4, 4, -1], ending=[0, 2], limit=1e4) == {1: 34, 2: 30}
 
 
 def test_diverging_seed_stops_alone(tmp_path):

@@ -6,6 +6,11 @@ program trains them all: the seed picks the init and the data stream, the
 rate sits in the optimizer state (training.step.make_optimizer). Compiled
 programs are held by a compile.ProgramCache, so the jobs of a sweep that
 differ only in seed or learning rate share one compile.
+
+A Group is the loop's one door to the devices: `run`, `validate`, `keep` and
+`with_running` take and give host values per lane, and behind them sit the
+lane axis (blocks of lanes, devices: training.lane_axis) and the reassociated
+model (training.reassociate).
 """
 from __future__ import annotations
 
@@ -13,6 +18,7 @@ from dataclasses import dataclass
 from typing import Callable, NamedTuple
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
@@ -38,6 +44,19 @@ def lane_block(cfg: DictConfig) -> int | None:
     return (block or None) if block is not None else lane_axis.default_block(jax.default_backend())
 
 
+def _per_lane(tree, n_lanes: int) -> list[dict]:
+    """{name: (L,) array} -> one {name: float} per lane, in one transfer."""
+    host = jax.device_get(tree)
+    return [{k: float(v[i]) for k, v in host.items()} for i in range(n_lanes)]
+
+
+@jax.jit
+def _where(mask, new, old):
+    """`new` where a lane's mask is set, `old` elsewhere (lane axis first)."""
+    pick = lambda a, b: jnp.where(mask.reshape((-1,) + (1,) * (a.ndim - 1)), a, b)  # noqa: E731
+    return jax.tree_util.tree_map(pick, new, old)
+
+
 @dataclass
 class Group:
     """The lanes of one configuration, ready to train: state, validation sets
@@ -55,9 +74,32 @@ class Group:
     xla_compile_time_s: float  # the XLA part alone (what the persistent cache saves)
     n_params: int
 
-    def run(self, state, n_steps: int):
-        """n_steps train steps of every lane: (state, measurements, first bad step)."""
-        return self.chunk(state, self.place_shared(np.int32(n_steps)))
+    def run(self, state, n_steps: int) -> tuple[dict, list[dict], list[int]]:
+        """n_steps train steps of every running lane: (state, each lane's
+        measurements of the first step, each lane's first diverging step of the
+        chunk or -1). The state passed in is consumed (donated)."""
+        state, measured, first_bad = self.chunk(state, self.place_shared(np.int32(n_steps)))
+        measured, first_bad = jax.device_get((measured, first_bad))  # one transfer
+        return state, _per_lane(measured, len(self.lanes)), [int(b) for b in first_bad]
+
+    def validate(self, state) -> list[dict]:
+        """Each lane's measurements on its validation set (a lane that has ended: NaN, never read)."""
+        return _per_lane(self.evaluate(state["params"], self.val, state["score_scale"], state["active"]),
+                         len(self.lanes))
+
+    def _mask(self, lanes: list[int]):
+        return self.place(np.isin(np.arange(len(self.lanes)), lanes))
+
+    def keep(self, lanes: list[int], params, kept):
+        """`params` for `lanes`, `kept` for the others (None: nothing kept yet):
+        the params of lanes whose training ends, taken before a chunk moves on."""
+        if not lanes:
+            return kept
+        return _where(self._mask(lanes), params, params if kept is None else kept)
+
+    def with_running(self, state, running: list[int]) -> dict:
+        """The state with only the `running` lanes active: the others skip the work from here on."""
+        return {**state, "active": self._mask(running)}
 
 
 def devices_for(cfg: DictConfig, n_lanes: int) -> int:
@@ -104,5 +146,3 @@ def prepare(cfg: DictConfig, lanes: list[Lane], cache: ProgramCache | None = Non
                  chunk_steps=min(t.eval_every, t.steps), evaluate=compiled["eval"],
                  place=place, place_shared=lane_axis.shared_placer(n_devices), compile_time_s=compile_s,
                  xla_compile_time_s=xla_compile_s, n_params=count_params(params) // len(lanes))
-
-
