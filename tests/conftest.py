@@ -47,7 +47,4 @@ def _release_compiled_programs():
     modules, and their executables would otherwise pile up in memory (the
     persistent cache makes a later recompile cheap)."""
     yield
-    from experiments.training import compile as compiling
-
-    compiling.release_compiled()
     jax.clear_caches()

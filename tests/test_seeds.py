@@ -16,7 +16,8 @@ from experiments import train
 from experiments.app import config  # noqa: F401 - registers the schemas
 from experiments.app.errors import CONF_DIR
 from experiments.store import results
-from experiments.training.loop import _diverged, _diverged_at
+from experiments.training.compile import ProgramCache
+from experiments.training.loop import _diverged, _diverged_at, _diverged_lanes
 
 TINY = ["attention=unscaled", "d_k=16", "train.steps=30", "train.eval_every=10",
         "train.n_val=48", "train.n_test=80", "train.batch_size=8"]
@@ -38,9 +39,10 @@ def group_and_alone(tmp_path_factory):
     """Seeds 3-6 trained as one group (spread over the two devices), and each alone."""
     grouped = tmp_path_factory.mktemp("grouped")
     alone = tmp_path_factory.mktemp("alone")
-    group = train.run(compose_train("seed=3", "train.n_seeds=4", f"results_dir={grouped}"))
-    singles = [train.run(compose_train(f"seed={s}", f"results_dir={alone}"))[0] for s in (3, 4, 5, 6)]
-    return {"grouped": grouped, "alone": alone, "group": group, "singles": singles}
+    cache = ProgramCache()  # one for the jobs, as the train command holds one for a sweep
+    group = train.run(compose_train("seed=3", "train.n_seeds=4", f"results_dir={grouped}"), cache)
+    singles = [train.run(compose_train(f"seed={s}", f"results_dir={alone}"), cache)[0] for s in (3, 4, 5, 6)]
+    return {"grouped": grouped, "alone": alone, "group": group, "singles": singles, "cache": cache}
 
 
 def test_seeds_are_spread_over_devices():
@@ -85,22 +87,20 @@ def test_a_job_that_differs_only_in_seed_reuses_the_programs(group_and_alone, tm
     """The single-seed jobs share one program: the first compiles it (the
     4-lane group before it has other shapes), the next three reuse it, and a
     reused program gives exactly the numbers of a fresh compile."""
-    from experiments.training import compile as grouplib
-
     compiles = [s["compile_time_s"] for s in group_and_alone["singles"]]
     assert group_and_alone["group"][0]["compile_time_s"] > 0
     assert compiles[0] > 0 and compiles[1:] == [0.0, 0.0, 0.0], compiles
-    grouplib.release_compiled()
-    (fresh,) = train.run(compose_train("seed=6", f"results_dir={tmp_path}"))
+    (fresh,) = train.run(compose_train("seed=6", f"results_dir={tmp_path}"))  # a cache of its own
     assert fresh["compile_time_s"] > 0
     reused = group_and_alone["singles"][3]
     assert fresh["run_id"] == reused["run_id"] and fresh["test_accuracy"] == reused["test_accuracy"]
     pd.testing.assert_frame_equal(_history(tmp_path, fresh["run_id"]),
                                   _history(group_and_alone["alone"], reused["run_id"]))
-    # another shape drops the held programs before compiling its own
-    (other,) = train.run(compose_train("seed=6", "d_k=8", f"results_dir={tmp_path}"))
-    assert other["compile_time_s"] > 0
-    assert grouplib._last_executables is not None and grouplib._last_executables[0][0][0].d_k == 8
+    # another shape drops the held programs before compiling its own: the shape before compiles again
+    cache = group_and_alone["cache"]
+    for d_k, folder in ((8, tmp_path / "d_k8"), (16, tmp_path / "d_k16")):
+        (other,) = train.run(compose_train("seed=6", f"d_k={d_k}", f"results_dir={folder}"), cache)
+        assert other["compile_time_s"] > 0, d_k
 
 
 def test_relaunch_trains_only_missing_seeds(group_and_alone, tmp_path, capsys):
@@ -135,14 +135,21 @@ def test_divergence_rule(row, expected):
     assert _diverged(row, limit=1e4) is expected
 
 
-@pytest.mark.parametrize("row, first_bad, final, expected", [
-    ({"step": 20, "loss": 1.0, "train_loss": 1.0}, -1, False, None),
-    ({"step": 20, "loss": 1.0, "train_loss": 1.0}, 7, False, 27),  # inside the chunk
-    ({"step": 20, "loss": float("nan"), "train_loss": 1.0}, 3, False, 20),  # the row itself
-    ({"step": 30, "loss": 1.0, "train_loss": 1.0}, 4, True, None),  # thrown-away final chunk
+@pytest.mark.parametrize("row, first_bad, expected", [
+    ({"step": 20, "loss": 1.0, "train_loss": 1.0}, -1, None),
+    ({"step": 20, "loss": 1.0, "train_loss": 1.0}, 7, 27),  # inside the chunk
+    ({"step": 20, "loss": float("nan"), "train_loss": 1.0}, 3, 20),  # the row itself
 ])
-def test_divergence_step(row, first_bad, final, expected):
-    assert _diverged_at(row, first_bad, final, limit=1e4) == expected
+def test_divergence_step(row, first_bad, expected):
+    assert _diverged_at(row, first_bad, limit=1e4) == expected
+
+
+def test_a_lane_that_ends_at_its_row_is_judged_on_the_row_alone():
+    """The chunk after a lane's last row (it reached the threshold, or its budget
+    ended) runs past the lane's end: a bad step there is not the lane's."""
+    fine, bad = {"step": 30, "loss": 1.0, "train_loss": 1.0}, {"step": 30, "loss": 1e9, "train_loss": 1.0}
+    rows = {0: fine, 1: fine, 2: bad}
+    assert _diverged_lanes(rows, [4, 4, -1], ending=[0, 2], limit=1e4) == {1: 34, 2: 30}
 
 
 def test_diverging_seed_stops_alone(tmp_path):

@@ -18,12 +18,17 @@ from experiments.app import interrupt
 
 interrupt.watch_imports()  # before the heavy imports below (see app.interrupt)
 
+from functools import partial
+
 from experiments.app import config as schemas  # registers the schemas
 from experiments.app import ranges
 from experiments.app.command import make_main
 from experiments.app.train_job import run
+from experiments.training.compile import ProgramCache
 
-main = make_main("train", run, schemas.validate, ranges.validate_jobs)
+# one cache for the jobs of a sweep: the next job reuses the programs of the one
+# before where it differs only in seed or rate (or, at one d_k, in its bilinear variant)
+main = make_main("train", partial(run, cache=ProgramCache()), schemas.validate, ranges.validate_jobs)
 
 if __name__ == "__main__":
     main()

@@ -24,6 +24,7 @@ from experiments.app.errors import CONF_DIR, ConfigError
 from experiments.app.ranges import check
 from experiments.store.collect import ENDED, collect_runs, run_folders
 from experiments.store.results import atomic_write_text, run_dir
+from experiments.training.compile import ProgramCache
 
 OUTPUT = "confirm.json"
 
@@ -134,7 +135,7 @@ def run(cfg: DictConfig) -> list[dict]:
     record(root, best, cfg, sorted(int(s) for s in runs["seed"].unique()))
     progress.say(f"{cfg.for_cell}: {len(jobs)} (variant, d_k) at their chosen rates, seeds "
                  f"{cfg.seed_from}..{cfg.seed_from + cfg.n_seeds - 1}; rates in {root / OUTPUT}")
-    summaries = []
+    summaries, cache = [], ProgramCache()  # a job reuses the programs of the one before where it can
     for job in jobs:
-        summaries += train_job.run(job)
+        summaries += train_job.run(job, cache)
     return summaries

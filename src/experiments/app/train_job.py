@@ -30,8 +30,8 @@ from experiments.app import interrupt, progress, runtime
 from experiments.store import claim, results
 from experiments.store.collect import ENDED, Incomplete, finished_run, is_finished
 from experiments.store.wandb_mirror import Mirror, open_run
-from experiments.training import compile as compiling
 from experiments.training import prune
+from experiments.training.compile import ProgramCache
 from experiments.training.group import Lane
 from experiments.training.loop import eval_steps, lanes_of, summarize, train_lanes
 
@@ -63,16 +63,17 @@ def _fmt(summary: dict, keys: dict) -> str:
             f"{summary['wall_time_s']:.1f} s")
 
 
-def run(cfg: DictConfig) -> list[dict]:
+def run(cfg: DictConfig, cache: ProgramCache | None = None) -> list[dict]:
     """Train one configuration, or its lanes (train.n_seeds seeds x the rates of
     optimizer.lr_grid) as one program, and write each lane's results; returns
-    one summary per lane."""
+    one summary per lane. `cache` holds the programs of the job before, for a
+    job that can reuse them (None: compiled for this job)."""
     interrupt.raise_if_lost()  # a stop lost in a gc callback during the job before
     job_num = _job_num()
     progress.sweep_started(job_num)
     runtime.configure(cfg.runtime, job_num)
     try:
-        return _run(cfg, multirun=job_num is not None)
+        return _run(cfg, multirun=job_num is not None, cache=cache or ProgramCache())
     finally:
         progress.sweep_job_done()
 
@@ -100,7 +101,7 @@ def members(cfg: DictConfig) -> list[Member]:
     return out
 
 
-def _run(cfg: DictConfig, multirun: bool) -> list[dict]:
+def _run(cfg: DictConfig, multirun: bool, cache: ProgramCache) -> list[dict]:
     group = members(cfg)
     done, todo, replacing = {}, [], set()
     skipped = results.FINISHED + (("pruned",) if prune.rule_of(cfg.train).enabled else ())
@@ -120,7 +121,7 @@ def _run(cfg: DictConfig, multirun: bool) -> list[dict]:
                 replacing.add(m.rid)
             todo.append(m)
         if todo:
-            done.update(zip([m.rid for m in todo], _train_staged(cfg, todo, replacing, multirun)))
+            done.update(zip([m.rid for m in todo], _train_staged(cfg, todo, replacing, multirun, cache)))
     return [done[m.rid] for m in group]
 
 
@@ -139,13 +140,13 @@ def _finished(cfg: DictConfig, m: Member) -> dict | None:
 
 
 def _train_staged(cfg: DictConfig, todo: list[Member], replacing: set[str],
-                  multirun: bool) -> list[dict]:
+                  multirun: bool, cache: ProgramCache) -> list[dict]:
     """Train `todo`; a run in `replacing` is trained in staging and swapped in only
     once it has finished: a failed or stopped overwrite leaves the old run as it was."""
     staged = [replace(m, folder=claim.staged(cfg.results_dir, m.rid)) if m.rid in replacing
               else m for m in todo]
     try:
-        summaries = _train(cfg, staged, multirun)
+        summaries = _train(cfg, staged, multirun, cache)
     except BaseException:
         with interrupt.deferred():
             for rid in replacing:
@@ -163,7 +164,7 @@ def _train_staged(cfg: DictConfig, todo: list[Member], replacing: set[str],
     return summaries
 
 
-def _train(cfg: DictConfig, todo: list[Member], multirun: bool) -> list[dict]:
+def _train(cfg: DictConfig, todo: list[Member], multirun: bool, cache: ProgramCache) -> list[dict]:
     """Train the lanes in `todo` together; write and mirror each one's results."""
     lanes = [m.lane for m in todo]
     seeds = sorted({lane.seed for lane in lanes})
@@ -188,12 +189,12 @@ def _train(cfg: DictConfig, todo: list[Member], multirun: bool) -> list[dict]:
                 results.write_config(m.folder, m.cfg)
                 mirrors[i] = stack.enter_context(_open_mirror(m))
             try:
-                outcomes = train_lanes(cfg, lanes, on_eval=on_eval, on_steps=bar.advance)
+                outcomes = train_lanes(cfg, lanes, on_eval=on_eval, on_steps=bar.advance, cache=cache)
             except BaseException:
                 # a failed job's executables (and what XLA keeps for them) go now; a
                 # finished one's stay for the next job, which reuses them when it
                 # differs only in seed or rate and drops them before compiling if not
-                compiling.release_compiled()
+                cache.release()
                 raise
         except BaseException as exc:
             with interrupt.deferred():  # a second Ctrl-C still stops at once

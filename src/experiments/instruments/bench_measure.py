@@ -19,12 +19,12 @@ import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 from experiments.tasks import TASKS, train_batch
-from experiments.training import compile as compiling
 from experiments.training import spec as speclib
 from experiments.training import loop
 from experiments.training import group as grouplib
 from experiments.training.group import Lane
 from experiments.training import step as steplib
+from experiments.training.compile import ProgramCache
 from experiments.training.model import init_model
 
 
@@ -97,9 +97,9 @@ def step_times(cfg: DictConfig, min_time_s: float) -> dict:
     return {"harness_step_s": harness, "bare_step_s": bare, "step_flops": _flops(compiled)}
 
 
-def train_seeds(cfg: DictConfig, seeds: list[int]) -> list:
+def train_seeds(cfg: DictConfig, seeds: list[int], cache: ProgramCache) -> list:
     """Train `cfg` at optimizer.lr once per seed, the seeds as one program's lanes."""
-    return loop.train_lanes(cfg, [Lane(s, float(cfg.optimizer.lr)) for s in seeds])
+    return loop.train_lanes(cfg, [Lane(s, float(cfg.optimizer.lr)) for s in seeds], cache=cache)
 
 
 def seed_group_times(cfg: DictConfig, n_seeds: int, repeats: int = 5) -> dict:
@@ -108,13 +108,14 @@ def seed_group_times(cfg: DictConfig, n_seeds: int, repeats: int = 5) -> dict:
     are timed in alternation `repeats` times and the ratio of each pair kept,
     so that a burst of load on a shared machine hits one pair, not the median."""
     seeds = list(range(cfg.seed, cfg.seed + n_seeds))
+    cache = ProgramCache()  # a one-seed group reuses the programs of the one-seed group before it
     for group in ([seeds[0]], seeds):  # compile both programs, then a quiet warm-up run
-        train_seeds(cfg, group)
-        train_seeds(cfg, group)
+        train_seeds(cfg, group, cache)
+        train_seeds(cfg, group, cache)
     ratios, sequential, vmapped = [], [], []
     for _ in range(repeats):
-        sequential.append(sum(train_seeds(cfg, [s])[0].train_time_s for s in seeds))
-        vmapped.append(train_seeds(cfg, seeds)[0].train_time_s)
+        sequential.append(sum(train_seeds(cfg, [s], cache)[0].train_time_s for s in seeds))
+        vmapped.append(train_seeds(cfg, seeds, cache)[0].train_time_s)
         ratios.append(sequential[-1] / vmapped[-1])
     return {"sequential_train_s": float(np.median(sequential)),
             "vmapped_train_s": float(np.median(vmapped)),
@@ -149,7 +150,6 @@ def lane_throughput(cfg: DictConfig, lane_counts: list[int], min_time_s: float,
     for _ in range(rounds):
         for k, (call, run_steps) in calls.items():
             per_round[k].append(run_steps / best_time(call, min_time_s))
-    compiling.release_compiled()
     return {"median": {k: float(np.median(v)) for k, v in per_round.items()}, "rounds": per_round}
 
 

@@ -1,16 +1,14 @@
-"""The programs of a group: traced once per static configuration, compiled in threads.
+"""The programs of a group: traced per static configuration, compiled in threads,
+and held by one ProgramCache for the next job.
 
-Two caches: the jitted programs (lru_cache on what is static) and the last
-group's executables (keyed on the static configuration and the inputs'
-shapes, dtypes and placement). A sweep's jobs that differ only in seed or rate,
-or at one d_k only in which bilinear variant they train (reassociate.program_spec),
-reuse the executables instead of tracing, lowering and loading them again.
+A sweep's jobs that differ only in seed or rate, or at one d_k only in which
+bilinear variant they train (reassociate.program_key), reuse the last group's
+programs instead of tracing, lowering and loading them again.
 """
 from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
-from functools import lru_cache
 from typing import Callable
 
 import jax
@@ -36,7 +34,6 @@ def _optimizer(opt_key: tuple, train_key: tuple):
                                   OmegaConf.create(dict(train_key)))
 
 
-@lru_cache(maxsize=4)
 def init_program(spec: ModelSpec, opt_key: tuple, train_key: tuple):
     """Every lane's params and optimizer state from one program (the same bits
     as op by op, where each op of a new shape compiles on its own)."""
@@ -49,10 +46,9 @@ def init_program(spec: ModelSpec, opt_key: tuple, train_key: tuple):
     return jax.jit(jax.vmap(init_lane))
 
 
-@lru_cache(maxsize=4)  # a few configurations: their executables stay alive with them
 def programs(spec: ModelSpec, opt_key: tuple, train_key: tuple, task_key: tuple,
-              batch_size: int, n_queries: int, n_devices: int, block: int | None):
-    """The training and evaluation programs (`spec`: a program_spec)."""
+             batch_size: int, n_queries: int, n_devices: int, block: int | None):
+    """The jitted training and evaluation programs, not yet traced."""
     task_cfg = task_object(dict(task_key))
     task = TASKS[task_cfg.name]
 
@@ -63,24 +59,6 @@ def programs(spec: ModelSpec, opt_key: tuple, train_key: tuple, task_key: tuple,
                                dict(train_key)["divergence_loss"], n_devices, block)
 
 
-# The executables of the last group compiled, keyed on everything they depend
-# on: the static configuration and the shapes, dtypes and placement of their
-# inputs. The next job of a sweep that differs only in seed or rate (a seed
-# sweep at train.n_seeds=1), or at one d_k only in which bilinear variant it
-# trains (reassociate.program_spec), reuses them instead of tracing, lowering and
-# loading them again; any other job drops them before it compiles its own, so
-# one group's programs at most are alive at a time.
-_last_executables: tuple[tuple, dict] | None = None
-
-
-def release_compiled() -> None:
-    """Drop the cached programs (and the executables they keep alive)."""
-    global _last_executables
-    _last_executables = None
-    init_program.cache_clear()
-    programs.cache_clear()
-
-
 def input_signature(tree) -> tuple:
     """What a compiled program's inputs are, to XLA: tree structure, and each
     leaf's shape, dtype and sharding."""
@@ -88,38 +66,56 @@ def input_signature(tree) -> tuple:
     return treedef, tuple((x.shape, x.dtype, x.sharding) for x in leaves)
 
 
-def start_executables(key: tuple, lowerers: dict[str, Callable]) -> Callable[[], tuple[dict, float, float]]:
-    """Starts compiling the programs for `key` (or reuses the last group's when
-    it is the same) and returns `wait`: wait() gives the compiled programs with
-    the seconds spent in tracing + lowering + compile and in XLA's compile
-    alone (0 when reused).
+class ProgramCache:
+    """The last group's init program and executables, for the next group that
+    has the same key; whoever runs jobs one after another holds one (the train
+    command: one for its sweep). A group with another key drops them before it
+    compiles its own, so one group's programs at most are alive at a time."""
 
-    XLA compiles outside the GIL, so each program compiles in a thread as soon
-    as it is lowered, the next one is traced meanwhile, and the caller works
-    (initialises its lanes) until it calls wait()."""
-    global _last_executables
-    if _last_executables is not None and _last_executables[0] == key:
-        reused = _last_executables[1]
-        return lambda: (reused, 0.0, 0.0)
-    # before compiling: the old programs and the new are never both alive (the jitted
-    # functions in programs hold no executables: every program here is compiled ahead of time)
-    _last_executables = None
-    start = time.perf_counter()
-    pool = ThreadPoolExecutor(max_workers=len(lowerers))
-    pending, xla_start = {}, None
-    try:
-        for name, lower in lowerers.items():
-            lowered = lower()
-            xla_start = xla_start or time.perf_counter()
-            pending[name] = pool.submit(lowered.compile)
-    finally:
-        pool.shutdown(wait=False)
+    def __init__(self) -> None:
+        self._init: tuple[tuple, Callable] | None = None  # (spec, opt_key, train_key), jitted init
+        self._compiled: tuple[tuple, dict] | None = None  # key, {name: executable}
 
-    def wait() -> tuple[dict, float, float]:
-        global _last_executables
-        compiled = {name: future.result() for name, future in pending.items()}
-        end = time.perf_counter()
-        _last_executables = key, compiled
-        return compiled, end - start, end - xla_start
+    def init_program(self, spec: ModelSpec, opt_key: tuple, train_key: tuple) -> Callable:
+        """init_program, kept while the next group's model and optimizer are the same."""
+        key = (spec, opt_key, train_key)
+        if self._init is None or self._init[0] != key:
+            self._init = key, init_program(spec, opt_key, train_key)
+        return self._init[1]
 
-    return wait
+    def compile(self, key: tuple, lowerers: dict[str, Callable]) -> Callable[[], tuple[dict, float, float]]:
+        """Starts compiling the programs for `key` (everything they depend on: the
+        static configuration and their inputs' signatures), or reuses the held ones
+        when the key is theirs, and returns `wait`: wait() gives the compiled programs
+        with the seconds spent in tracing + lowering + compile and in XLA's compile
+        alone (0 when reused).
+
+        XLA compiles outside the GIL, so each program compiles in a thread as soon
+        as it is lowered, the next one is traced meanwhile, and the caller works
+        (initialises its lanes) until it calls wait()."""
+        if self._compiled is not None and self._compiled[0] == key:
+            reused = self._compiled[1]
+            return lambda: (reused, 0.0, 0.0)
+        self._compiled = None  # the old programs and the new are never both alive
+        start = time.perf_counter()
+        pool = ThreadPoolExecutor(max_workers=len(lowerers))
+        pending, xla_start = {}, None
+        try:
+            for name, lower in lowerers.items():
+                lowered = lower()
+                xla_start = xla_start or time.perf_counter()
+                pending[name] = pool.submit(lowered.compile)
+        finally:
+            pool.shutdown(wait=False)
+
+        def wait() -> tuple[dict, float, float]:
+            compiled = {name: future.result() for name, future in pending.items()}
+            end = time.perf_counter()
+            self._compiled = key, compiled
+            return compiled, end - start, end - xla_start
+
+        return wait
+
+    def release(self) -> None:
+        """Drop the held programs (and the executables they keep alive)."""
+        self._init = self._compiled = None

@@ -1,26 +1,31 @@
 """Training runs, from a composed config to rows and a summary (no file I/O).
 
 The lanes of a configuration (seeds x learning rates) train as one program
-(`train_lanes`, the one way to train; training.group builds and compiles it). The host loop only
-wakes up at evaluations: `eval_every` steps run inside one jitted loop.
-With train.stop_at_threshold a lane's training ends at the first evaluation
-that reaches train.threshold; the group stops once every lane has ended.
+(`train_lanes`, the one way to train). training.group builds that program and
+is the loop's one door to the devices (lane blocks, devices, reassociation):
+`group.run(state, n)` trains every running lane n steps and `group.validate`
+evaluates them, so that the host only wakes up at evaluations.
+
+`_loop` is the whole loop. A lane leaves the running once, through the
+ledger's `stop`, in one of four states: it diverged, reached train.threshold
+(under train.stop_at_threshold), was pruned (train.prune) or ended its budget.
 """
 from __future__ import annotations
 
 import math
 import time
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Callable
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 from omegaconf import DictConfig
 
 from experiments.training import lane_axis, prune
+from experiments.training.compile import ProgramCache
 from experiments.training.fixed_sets import test_accuracy
-from experiments.training.group import Lane, devices_for, prepare
+from experiments.training.group import Group, Lane, devices_for, prepare
 
 
 @dataclass
@@ -39,42 +44,57 @@ class RunResult:
     auc_bound: float | None = None  # a pruned lane's bound on its final AUC (training.prune.lane_bound)
 
 
-def _host_per_lane(tree, n_lanes: int) -> list[dict]:
-    """{name: (L,) array} -> one {name: float} per lane (one transfer if on device)."""
-    host = jax.device_get(tree)
-    return [{k: float(v[i]) for k, v in host.items()} for i in range(n_lanes)]
+class LaneState(Enum):
+    RUNNING = "running"
+    REACHED = "reached"  # its validation accuracy reached train.threshold: completed there
+    DIVERGED = "diverged"
+    PRUNED = "pruned"  # its rate could no longer be the job's best (train.prune)
+    ENDED = "ended"  # trained the whole budget: completed
 
 
-def _diverged(row: dict, limit: float) -> bool:
-    """A non-finite loss or gradient norm, or a loss above `limit`."""
-    losses = [row.get("loss"), row.get("train_loss")]
-    if any(v is not None and (not math.isfinite(v) or v > limit) for v in losses):
-        return True
-    return any(not math.isfinite(v) for k, v in row.items() if k.startswith("grad_norm"))
+COMPLETED = (LaneState.REACHED, LaneState.ENDED)  # the lanes that have a test accuracy
 
 
-def _diverged_at(row: dict, first_bad: int, final: bool, limit: float) -> int | None:
-    """The step a seed diverged at: this row's own step if its values are bad,
-    else the first bad step the chunk saw (`first_bad` steps after the row;
-    -1: none). After the last step the chunk is thrown away, so then only the
-    row counts."""
-    if _diverged(row, limit):
-        return row["step"]
-    if first_bad >= 0 and not final:
-        return row["step"] + first_bad
-    return None
+class Ledger:
+    """Where each lane of a group stands: its state, the step it stopped at, its rows."""
+
+    def __init__(self, lanes: list[Lane]):
+        self.rates = [lane.lr for lane in lanes]
+        self.states = [LaneState.RUNNING] * len(lanes)
+        self.stopped_at: list[int | None] = [None] * len(lanes)
+        self.rows: list[list[dict]] = [[] for _ in lanes]
+
+    def running(self) -> list[int]:
+        return [i for i, s in enumerate(self.states) if s is LaneState.RUNNING]
+
+    def stop(self, lanes: dict[int, int], why: LaneState) -> None:
+        """Moves `lanes` ({lane: the step its training stopped at}) out of the running, as `why`."""
+        for i, step in lanes.items():
+            self.states[i], self.stopped_at[i] = why, step
 
 
-@jax.jit
-def _keep(mask, new, old):
-    """`new` where a lane's mask is set, `old` elsewhere (lane axis first)."""
-    pick = lambda a, b: jnp.where(mask.reshape((-1,) + (1,) * (a.ndim - 1)), a, b)  # noqa: E731
-    return jax.tree_util.tree_map(pick, new, old)
+@dataclass
+class Pruning:
+    """train.prune over one group: its rule, the evaluations of the whole
+    budget, and the rates it has stopped (training.prune)."""
+    rule: prune.PruneRule
+    n_evals: int
+    stopped_rates: set[float] = field(default_factory=set)
 
+    @classmethod
+    def of(cls, train_cfg) -> Pruning:
+        return cls(prune.rule_of(train_cfg), len(eval_steps(train_cfg)))
 
-def _lane_mask(group, mask: np.ndarray):
-    """A host (L,) bool mask on the devices, laid out as the lane axis is."""
-    return group.place(jax.device_put(mask))
+    def lanes_to_stop(self, ledger: Ledger, step: int) -> dict[int, int]:
+        """{lane: step} of the running lanes whose rate can no longer be the best."""
+        stop = prune.lanes_to_stop([[row["accuracy"] for row in rows] for rows in ledger.rows], ledger.rates,
+                                   [s is LaneState.DIVERGED for s in ledger.states], ledger.running(),
+                                   self.stopped_rates, self.n_evals, self.rule)
+        return dict.fromkeys(stop, step)
+
+    def bound(self, rows: list[dict]) -> float:
+        """A pruned lane's bound on its final AUC, from its rows."""
+        return prune.lane_bound([row["accuracy"] for row in rows], self.n_evals, self.rule)
 
 
 def lanes_of(cfg: DictConfig) -> list[Lane]:
@@ -87,109 +107,124 @@ def lanes_of(cfg: DictConfig) -> list[Lane]:
 
 def train_lanes(cfg: DictConfig, lanes: list[Lane],
                 on_eval: Callable[[int, dict], None] = lambda i, row: None,
-                on_steps: Callable[[int], None] = lambda n: None) -> list[RunResult]:
-    """Train `cfg` once per lane (seed, rate), all lanes as one program.
+                on_steps: Callable[[int], None] = lambda n: None,
+                cache: ProgramCache | None = None) -> list[RunResult]:
+    """Train `cfg` once per lane (seed, rate), all lanes as one program, with
+    the programs `cache` holds where they fit (None: compiled for this call).
 
-    `on_eval(i, row)` sees each evaluation row of lanes[i] as it comes. A lane
-    that diverges, or (with train.stop_at_threshold) reaches the threshold,
-    stops being recorded, and from the next chunk on its slice skips the work
-    (state["active"]); the others go on. A lane's test accuracy is that of its params when its training
-    ended: never used to stop anything.
-
-    The lanes sit on the lane axis in lane_axis.dealt order (a lane's numbers
-    do not depend on where it sits); results and callbacks are in `lanes` order.
+    `on_eval(i, row)` sees each evaluation row of lanes[i] as it comes. A lane's
+    test accuracy is that of its params when its training ended: never used to
+    stop anything. The lanes sit on the lane axis in lane_axis.dealt order (a
+    lane's numbers do not depend on where it sits); results and callbacks are
+    in `lanes` order.
     """
     order = lane_axis.dealt(len(lanes), devices_for(cfg, len(lanes)))
-    placed = _train_placed(cfg, [lanes[i] for i in order],
-                           lambda p, row: on_eval(order[p], row), on_steps)
-    results: list[RunResult] = [None] * len(lanes)  # type: ignore[list-item]
-    for p, result in enumerate(placed):
-        results[order[p]] = result
-    return results
-
-
-def _train_placed(cfg: DictConfig, lanes: list[Lane], on_eval: Callable[[int, dict], None],
-                  on_steps: Callable[[int], None]) -> list[RunResult]:
-    """train_lanes with the lanes in lane-axis order."""
-    t = cfg.train
-    stop_early = bool(t.get("stop_at_threshold", False))
-    group = prepare(cfg, lanes)
-    state, val, evaluate = group.state, group.val, group.evaluate
-    n_lanes = len(lanes)
-
-    def validate(state) -> list[dict]:  # per lane; an ended lane's row is NaN and never read
-        return _host_per_lane(evaluate(state["params"], val, state["score_scale"], state["active"]), n_lanes)
-    results = [RunResult(n_params=group.n_params, n_seeds_vmapped=n_lanes) for _ in lanes]
-
+    group, pruning = prepare(cfg, [lanes[i] for i in order], cache), Pruning.of(cfg.train)
     start = time.perf_counter()
-    active = list(range(n_lanes))
-    ended = np.zeros(n_lanes, bool)  # reached the threshold and stopped there
-    kept = None  # the params of the lanes that stopped, from the step they stopped at
-    rule, pruned_rates, n_evals = prune.rule_of(t), set(), len(eval_steps(t))
-    step = 0
-    # A row holds the validation measurements of the params at `step` and the
-    # train-step measurements (gradients, update) of the step taken from them.
-    # After the last step, one more chunk runs on a copy and is thrown away,
-    # so the final row has them too without compiling a second function.
-    # Inside the loop, the device is read only through explicit device_get at
-    # evaluations: any implicit transfer is an error.
-    with jax.transfer_guard("disallow"):
-        val_rows = validate(state)
-        while True:
-            n = min(t.eval_every, t.steps - step) or 1
-            final = step >= t.steps
-            reached = {i for i in active if stop_early and val_rows[i]["accuracy"] >= t.threshold}
-            if reached:  # their training ends here: keep these params before the chunk moves on
-                mask = _lane_mask(group, np.isin(np.arange(n_lanes), list(reached)))
-                kept = _keep(mask, state["params"], state["params"] if kept is None else kept)
-            new_state, measured, first_bad = group.run(
-                jax.tree_util.tree_map(jnp.copy, state) if final else state, n)
-            if not final:
-                state = new_state  # the chunk donated the old buffers
-            measured, first_bad = jax.device_get((measured, first_bad))  # one transfer
-            train_rows = _host_per_lane(measured, n_lanes)
-            for i in list(active):
-                row = {"step": step, **val_rows[i], **train_rows[i]}
-                results[i].rows.append(row)
-                on_eval(i, row)
-                # a lane that ends here is judged on its row alone: the chunk is past its end
-                bad_at = _diverged_at(row, -1 if i in reached else int(first_bad[i]), final,
-                                      t.divergence_loss)
-                if bad_at is not None:
-                    results[i].status, results[i].diverged_at_step = "diverged", bad_at
-                    results[i].steps_done = bad_at
-                    active.remove(i)
-                elif i in reached:
-                    results[i].steps_done, ended[i] = step, True
-                    results[i].stopped_at_threshold = True
-                    active.remove(i)
-            # a pruned lane stops here like one at the threshold; no test accuracy (not completed)
-            for i in [] if final else prune.lanes_to_stop(
-                    [[r["accuracy"] for r in res.rows] for res in results], [lane.lr for lane in lanes],
-                    [res.status == "diverged" for res in results], active, pruned_rates, n_evals, rule):
-                results[i].status, results[i].pruned_at_step, results[i].steps_done = "pruned", step, step
-                results[i].auc_bound = prune.lane_bound([r["accuracy"] for r in results[i].rows], n_evals, rule)
-                active.remove(i)
-            if final or not active:
-                break
-            if len(active) < n_lanes:  # the lanes that ended skip the work from here on
-                state = {**state, "active": _lane_mask(group, np.isin(np.arange(n_lanes), active))}
-            step += n
-            val_rows = validate(state)
-            on_steps(n)
-        jax.block_until_ready(state)
-        final_params = state["params"] if kept is None else \
-            _keep(_lane_mask(group, ended), kept, state["params"])
+    ledger, state, final_params = _loop(cfg, group, pruning, lambda p, row: on_eval(order[p], row), on_steps)
     train_time = time.perf_counter() - start
-    completed = np.asarray([res.status == "completed" for res in results])
-    accuracies = test_accuracy(group, final_params, state["score_scale"], cfg, completed)
-    for i, result in enumerate(results):
-        result.compile_time_s, result.train_time_s = group.compile_time_s, train_time
-        if result.status == "completed":
-            if not ended[i]:
-                result.steps_done = step
-            result.test_accuracy = accuracies[i]
+    completed = [s in COMPLETED for s in ledger.states]
+    accuracies = test_accuracy(group, final_params, state["score_scale"], cfg, completed) \
+        if any(completed) else [None] * len(lanes)
+    results: list[RunResult] = [None] * len(lanes)  # type: ignore[list-item]
+    for p, i in enumerate(order):
+        results[i] = _result(group, ledger, pruning, p, accuracies[p], train_time)
     return results
+
+
+def _loop(cfg: DictConfig, group: Group, pruning: Pruning, on_eval: Callable[[int, dict], None],
+          on_steps: Callable[[int], None]) -> tuple[Ledger, dict, dict]:
+    """Evaluate, train a chunk, record each running lane's row, stop lanes; until
+    none is running. Returns the ledger, the state and the params each lane ended with.
+
+    A row holds the validation measurements of the params at `step` and the
+    train-step measurements (gradients, update) of the step taken from them,
+    which the chunk from there gives: so after the last evaluation too, whose
+    chunk is one step past the budget. The lanes whose training ends at a row
+    leave their params in `kept` before that chunk moves on.
+    """
+    t, ledger = cfg.train, Ledger(group.lanes)
+    state, step, kept = group.state, 0, None
+    # the device is read only through explicit device_get: any implicit transfer is an error
+    with jax.transfer_guard("disallow"):
+        while True:
+            val_rows = group.validate(state)
+            final = step >= t.steps
+            reached = _at_threshold(t, ledger, val_rows)
+            ending = ledger.running() if final else reached
+            kept = group.keep(ending, state["params"], kept)
+            n = min(t.eval_every, t.steps - step) or 1
+            state, train_rows, first_bad = group.run(state, n)
+            rows = _record(ledger, step, val_rows, train_rows, on_eval)
+            ledger.stop(_diverged_lanes(rows, first_bad, ending, t.divergence_loss), LaneState.DIVERGED)
+            ledger.stop({i: step for i in reached if i in ledger.running()}, LaneState.REACHED)
+            if final:
+                ledger.stop(dict.fromkeys(ledger.running(), step), LaneState.ENDED)
+            else:
+                ledger.stop(pruning.lanes_to_stop(ledger, step), LaneState.PRUNED)
+            if not ledger.running():
+                return ledger, state, kept
+            state = group.with_running(state, ledger.running())
+            step += n
+            on_steps(n)
+
+
+def _at_threshold(train_cfg, ledger: Ledger, val_rows: list[dict]) -> list[int]:
+    """The running lanes whose validation accuracy reached train.threshold
+    (none unless train.stop_at_threshold)."""
+    if not train_cfg.get("stop_at_threshold", False):
+        return []
+    return [i for i in ledger.running() if val_rows[i]["accuracy"] >= train_cfg.threshold]
+
+
+def _record(ledger: Ledger, step: int, val_rows: list[dict], train_rows: list[dict],
+            on_eval: Callable[[int, dict], None]) -> dict[int, dict]:
+    """Each running lane's row at `step`, added to the ledger and passed to on_eval."""
+    rows = {i: {"step": step, **val_rows[i], **train_rows[i]} for i in ledger.running()}
+    for i, row in rows.items():
+        ledger.rows[i].append(row)
+        on_eval(i, row)
+    return rows
+
+
+def _diverged(row: dict, limit: float) -> bool:
+    """A non-finite loss or gradient norm, or a loss above `limit`."""
+    losses = [row.get("loss"), row.get("train_loss")]
+    if any(v is not None and (not math.isfinite(v) or v > limit) for v in losses):
+        return True
+    return any(not math.isfinite(v) for k, v in row.items() if k.startswith("grad_norm"))
+
+
+def _diverged_at(row: dict, first_bad: int, limit: float) -> int | None:
+    """The step a lane diverged at: this row's own step if its values are bad,
+    else the first bad step the chunk after it saw (`first_bad` steps after
+    the row; -1: none)."""
+    if _diverged(row, limit):
+        return row["step"]
+    return row["step"] + first_bad if first_bad >= 0 else None
+
+
+def _diverged_lanes(rows: dict[int, dict], first_bad: list[int], ending: list[int],
+                    limit: float) -> dict[int, int]:
+    """{lane: the step it diverged at} of the lanes with a row; one whose
+    training ends at its row is judged on the row alone (the chunk is past its end)."""
+    at = {i: _diverged_at(row, -1 if i in ending else first_bad[i], limit) for i, row in rows.items()}
+    return {i: step for i, step in at.items() if step is not None}
+
+
+def _result(group: Group, ledger: Ledger, pruning: Pruning, i: int, accuracy: float | None,
+            train_time: float) -> RunResult:
+    """Lane i's RunResult from its place in the ledger."""
+    state, at, rows = ledger.states[i], ledger.stopped_at[i], ledger.rows[i]
+    return RunResult(
+        rows=rows, status="completed" if state in COMPLETED else state.value,
+        diverged_at_step=at if state is LaneState.DIVERGED else None,
+        test_accuracy=accuracy if state in COMPLETED else None,
+        compile_time_s=group.compile_time_s, train_time_s=train_time, steps_done=at,
+        n_params=group.n_params, n_seeds_vmapped=len(group.lanes),
+        stopped_at_threshold=state is LaneState.REACHED,
+        pruned_at_step=at if state is LaneState.PRUNED else None,
+        auc_bound=pruning.bound(rows) if state is LaneState.PRUNED else None)
 
 
 def eval_steps(train_cfg) -> list[int]:

@@ -6,10 +6,12 @@ LN(h); a variant with a factored form takes its keys as x @ W_k; the values are
 pooled before W_v. The same function as model.attention_layer with other
 rounding, hence a config key (part of a run's identity). Where the only layer
 is bilinear, the variant reaches the training programs as its factor c alone
-(score_scale, data), so the bilinear variants at one d_k share one program
-(program_spec).
+(score_scale, data) and its weight function, so the bilinear variants at one
+d_k share one program (program_key).
 """
 from __future__ import annotations
+
+from typing import Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -63,15 +65,24 @@ def score_scale(spec: ModelSpec, params):
     return bilinear_factor(spec, params["layers"][-1])
 
 
-def program_spec(spec: ModelSpec) -> ModelSpec:
-    """The spec the training programs are traced from. Where the model's only
-    layer computes bilinear_rows, the variant reaches those programs only as
-    its factor c (score_scale, data), so the bilinear variants at one d_k
-    are traced from one spec: one program, which a sweep that runs them one
-    after another compiles and loads once. Their init still uses their own."""
-    same_weights = attention.get_variant(spec.attention).weights is attention.get_variant("scaled").weights
-    if spec.n_layers == 1 and reassociated_rows(spec) is bilinear_rows and same_weights:
-        return spec._replace(attention="scaled", attention_options=())
+class BilinearProgram(NamedTuple):
+    """The key of the training programs of a one-layer model whose layer is
+    bilinear_rows: what the variant declares (Variant.bilinear: its score is
+    c * q.k; c reaches the programs as data, score_scale) leaves only its weight
+    function in them, beside the rest of the model."""
+    weights: Callable  # the variant's weight function (attention.weights)
+    model: ModelSpec  # the model's spec with no variant named
+
+
+def program_key(spec: ModelSpec) -> ModelSpec | BilinearProgram:
+    """What the training programs of `spec` depend on: the spec, or where the
+    model's only layer computes bilinear_rows, a BilinearProgram, the same for
+    every bilinear variant with the same weights at one d_k (scaled, unscaled,
+    mup): one program, which a sweep that runs them one after another compiles
+    and loads once. Below the last layer every variant forms its own scores."""
+    if spec.n_layers == 1 and reassociated_rows(spec) is bilinear_rows:
+        return BilinearProgram(attention.get_variant(spec.attention).weights,
+                               spec._replace(attention="", attention_options=()))
     return spec
 
 
