@@ -59,7 +59,7 @@ def test_figures_are_consistent(report):
     assert f["heavy_lane_ratio_min"] == pytest.approx(min(v / heavy["1"] for v in heavy.values()))
     assert f["compile_cached_over_cold"] == pytest.approx(f["compile_cached_s"] / f["compile_cold_s"])
     # the cache must actually be used: counted by JAX's events, not judged from
-    # times (on a busy machine a cached compile once took 0.57 of the cold one)
+    # times (on a busy machine a cached compile can take half the cold one's time)
     assert f["compile_cache_hits_cold"] == 0 and f["compile_cache_requests_cold"] >= 2
     assert f["compile_cache_hits_cached"] == f["compile_cache_requests_cached"] >= 2
     assert f["fraction_of_matmul_peak"] == pytest.approx(

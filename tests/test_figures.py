@@ -47,7 +47,7 @@ def _texts(ax) -> list[str]:
 
 @pytest.mark.parametrize("build", [figures_train.learning_curves, figures_train.steps_survival])
 def test_every_title_lies_inside_its_figure(res, build):
-    # 3 d_k columns, as in `make run`'s sweep: a figure narrower than its title was
+    # 3 d_k columns, as in `make run`'s sweep: the narrowest figure a title must fit
     narrow = dataclasses.replace(res, summary=res.summary[res.summary["d_k"] <= 64],
                                  history=res.history[res.history["d_k"] <= 64])
     assert narrow.summary["d_k"].nunique() == 3

@@ -21,9 +21,9 @@ from test_wandb_mirror import read_offline_run
 from experiments.app import interrupt
 from experiments.store.collect import collect
 
-# Six runs, long enough (with a warm compilation cache a run of 40 steps took
-# well under a second, and all four of an earlier sweep finished before the
-# signal landed) that a stop after the first finished run lands mid-sweep.
+# Six runs, long enough (with a warm compilation cache a run of 40 steps takes
+# well under a second, so a sweep of four such runs can finish before the
+# signal lands) that a stop after the first finished run lands mid-sweep.
 STEPS, EVAL_EVERY = 120, 10
 SWEEP = ["-m", "attention=scaled,unscaled", "d_k=8", "seed=0,1,2", f"train.steps={STEPS}",
          f"train.eval_every={EVAL_EVERY}", "train.n_val=32", "train.n_test=64", "train.batch_size=8",

@@ -15,7 +15,7 @@ device), and the lanes are dealt round the devices (`dealt`). The lanes are
 not padded up to a multiple of k (3 lanes as 4): a step heavy enough to gain
 from it (additive at large d_k) already keeps every core busy with one lane,
 two heavy lanes at once run slower, and the extra device programs take longer
-to compile (the measurements are in the commit history and docs/PERFORMANCE.md).
+to compile (docs/PERFORMANCE.md: why lanes stop at about 2x on a CPU).
 """
 from __future__ import annotations
 
@@ -43,10 +43,10 @@ def dealt(n_lanes: int, n_devices: int) -> list[int]:
     highest. Lanes that stop early (at the threshold, or diverged) cost nothing
     from then on, and how long a lane trains follows its rate, so a split by
     rate leaves one core idle while the other works through the slow rates
-    (the committed quality study: 10 % more lane-steps on the busier core than
-    an even split, 24 % in MQAR's jobs). The lanes are dealt round the devices
-    like cards instead: device d runs lanes d, d + k, d + 2k, ..., and each
-    rate's seeds are shared out evenly."""
+    (on experiment=quality's jobs such a split gives the busier core 10 % more
+    lane-steps than an even split, 24 % on MQAR's). The lanes are dealt round
+    the devices like cards instead: device d runs lanes d, d + k, d + 2k, ...,
+    and each rate's seeds are shared out evenly."""
     return [i for d in range(n_devices) for i in range(d, n_lanes, n_devices)]
 
 
