@@ -1,15 +1,18 @@
 """Wall time of one cell trained with train.prune on and off, job by job, alternating.
 
     PYTHONPATH=src python scripts/prune_ab.py [cell] [results root] [jobs]
-    (defaults adam_mqar, results/prune_ab, every job; jobs: e.g. additive-dk512,scaled-dk1024)
+    (defaults adam_mqar, the repository's results/prune_ab, every job;
+    jobs: e.g. additive-dk512,scaled-dk1024)
 
 Each job of `experiment=quality cell=<cell>` (one (d_k, variant): all its rates x seeds as lanes)
 is trained twice in one process each, into <root>/on and <root>/off, the arm that goes first
 alternating from job to job, so slow drift of a shared machine falls on both arms alike. The
 compile cache is off in both (each job compiles cold, as on a fresh machine), no logger runs,
 and a job interrupted half way is retrained whole (overwrite=true).
-Every finished (job, arm) is appended to <root>/walls.tsv; a rerun skips those, so the A/B resumes
-across sessions. While <root>/PAUSE exists no job starts (run other heavy work then).
+Every finished (job, arm) is appended to <root>/walls.tsv; a rerun skips those, so an A/B
+stopped half way resumes where it stopped. The root is local scratch (results/ is not
+committed): a finished A/B's rows go into docs/PERFORMANCE.md's table, its build and setting
+into the commit message. While <root>/PAUSE exists no job starts (run other heavy work then).
 The last line printed is the ratio on/off over the jobs both arms finished.
 """
 
@@ -24,7 +27,9 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
-PRESET = Path(__file__).resolve().parents[1] / "conf" / "experiment" / "quality.yaml"
+REPO = Path(__file__).resolve().parents[1]
+PRESET = REPO / "conf" / "experiment" / "quality.yaml"
+ROOT = REPO / "results" / "prune_ab"  # the default root, wherever the script is started from
 FIELDS = ("job", "arm", "wall_s", "rc", "started", "load1")
 
 
@@ -59,7 +64,7 @@ def train(cell: str, d_k: int, variant: str, arm: str, root: Path) -> tuple[floa
     return time.perf_counter() - start, rc
 
 
-def main(cell: str = "adam_mqar", root: str = "results/prune_ab", only: str = "") -> None:
+def main(cell: str = "adam_mqar", root: str = str(ROOT), only: str = "") -> None:
     root_path = Path(root)
     wanted = set(filter(None, only.split(",")))
     names = [f"{variant}-dk{d_k}" for d_k, variant in jobs()]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib.util
+import inspect
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -54,3 +56,20 @@ def test_an_unknown_job_is_refused_in_one_line_before_anything_is_written(tmp_pa
     with pytest.raises(SystemExit, match=r"^jobs: unknown additive-dk5; allowed: scaled-dk2,"):
         prune_ab.main("adam_mqar", str(tmp_path / "ab"), "additive-dk5,scaled-dk2")
     assert not (tmp_path / "ab").exists()
+
+
+def test_the_walls_go_to_local_scratch_wherever_the_script_starts(tmp_path, monkeypatch):
+    """By default the rows land in the repository's results/prune_ab/walls.tsv, which git
+    ignores (results/ is scratch): a finished A/B's rows go to docs/PERFORMANCE.md."""
+    monkeypatch.chdir(tmp_path)
+    default = inspect.signature(prune_ab.main).parameters["root"].default
+    assert Path(default) == prune_ab.REPO / "results" / "prune_ab" and Path(default).is_absolute()
+    ignored = subprocess.run(["git", "check-ignore", "-q", str(Path(default) / "walls.tsv")],
+                             cwd=prune_ab.REPO)
+    assert ignored.returncode == 0  # 1: tracked by git, 128: not a checkout
+    monkeypatch.setattr(prune_ab, "train", lambda *a: (1.0, 0))
+    root = tmp_path / "ab"
+    prune_ab.main("adam_mqar", str(root), "scaled-dk2")
+    assert [r.split("\t")[:4] for r in (root / "walls.tsv").read_text().splitlines()] == [
+        list(prune_ab.FIELDS[:4]), ["scaled-dk2", "on", "1.0", "0"], ["scaled-dk2", "off", "1.0", "0"]]
+    assert not (tmp_path / "results").exists()  # nothing beside the cwd
