@@ -45,7 +45,7 @@ def test_logit_scale_matches_the_variants():
 
 
 def test_predicted_logit_var_closed_forms():
-    from experiments.training.inits import INITS, init_variance, predicted_logit_var
+    from experiments.training.inits import INITS, component_var, init_variance
 
     assert theory.predicted_logit_var("unscaled", 128, 64) == 128
     assert theory.predicted_logit_var("scaled", 128, 64) == pytest.approx(1)
@@ -55,9 +55,10 @@ def test_predicted_logit_var_closed_forms():
     assert theory.predicted_logit_var("qk_norm", 8, 64) == pytest.approx(8 / 7)
     assert theory.predicted_logit_var("additive", 8, 64) == pytest.approx(theory.additive_tau(1.0))
     for init in INITS:  # model input: d_k (d_model s^2)^2, whatever the rank
-        p = 64 * init_variance(init, 64, 256)
+        p = component_var(init, 64, 256)
+        assert p == pytest.approx(64 * init_variance(init, 64, 256))
         assert theory.predicted_logit_var("unscaled", 256, 64, p, rank=64) == \
-            pytest.approx(predicted_logit_var(init, 64, 256))
+            pytest.approx(256 * (64 * init_variance(init, 64, 256)) ** 2)
 
 
 @pytest.mark.parametrize("p", [0.5, 1.0, 2.0])

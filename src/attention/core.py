@@ -3,14 +3,14 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
+from attention.checks import check
 from attention.registry import VARIANTS, Params, get_variant, split_options
 from attention.weights import masked_softmax  # noqa: F401  (attention.masked_softmax)
 
 
 def init_params(name: str, rng, d_k: int, **options) -> Params:
     """Parameters of the variant's compatibility function ({} if none)."""
-    if d_k < 1:
-        raise ValueError(f"d_k: must be >= 1, got {d_k}")
+    check(d_k >= 1, "d_k", "must be >= 1", d_k)
     variant = get_variant(name)
     init_options, _ = split_options(variant, options)
     return variant.init(rng, d_k, **init_options)

@@ -24,6 +24,7 @@ import typing
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
+from attention.checks import check
 from attention.weights import masked_softmax
 
 Params = dict[str, Any]
@@ -118,9 +119,8 @@ def option_schema(variant: Variant) -> type:
 
 
 def option_error(ok: bool, key: str, allowed: str, value) -> None:
-    """The one-line error of a variant's range check: 'attention.<key>: <allowed>, got <value>'."""
-    if not ok:
-        raise ValueError(f"attention.{key}: {allowed}, got {value!r}")
+    """A variant's range check: `checks.check` under `attention.<key>` (docs/EXTENDING.md)."""
+    check(ok, f"attention.{key}", allowed, value)
 
 
 def split_options(variant: Variant, options: dict) -> tuple[dict, dict]:

@@ -16,11 +16,12 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, DictConfig
 
 import attention
+from attention.checks import check
 from experiments.app import ranges
 from experiments.app.errors import CONF_DIR
-from experiments.app.ranges import check as _check
 from experiments.store.wandb_mirror import LoggerConfig, validate_logger
 from experiments.tasks import TASKS
+from experiments.tasks.common import SEED_MAX, check_seed
 from experiments.training import memory
 from experiments.training.inits import INITS
 from experiments.training.prune import PruneRule
@@ -160,77 +161,77 @@ register_schemas()
 
 def _positive(key: str, value) -> None:
     """A finite number > 0 (nan and inf fail: a nan learning rate trains nothing)."""
-    _check(math.isfinite(value) and value > 0, key, "must be a finite number > 0", value)
+    check(math.isfinite(value) and value > 0, key, "must be a finite number > 0", value)
 
 
 def validate(cfg: DictConfig) -> None:
     """Range checks on a composed training config; raises ValueError naming the key."""
     known = set(Config.__dataclass_fields__) | {"hydra"}
     unknown = sorted(set(cfg.keys()) - known)
-    _check(not unknown, unknown[0] if unknown else "", f"unknown key; allowed: {', '.join(sorted(known - {'hydra'}))}",
+    check(not unknown, unknown[0] if unknown else "", f"unknown key; allowed: {', '.join(sorted(known - {'hydra'}))}",
            cfg[unknown[0]] if unknown else None)
-    _check(cfg.attention.name in attention.VARIANTS, "attention",
+    check(cfg.attention.name in attention.VARIANTS, "attention",
            f"must be one of {', '.join(sorted(attention.VARIANTS))}", cfg.attention.name)
-    _check(cfg.d_k >= 1, "d_k", "must be >= 1", cfg.d_k)
-    _check(bool(cfg.results_dir), "results_dir", "must be a non-empty path", cfg.results_dir)
+    check(cfg.d_k >= 1, "d_k", "must be >= 1", cfg.d_k)
+    check(bool(cfg.results_dir), "results_dir", "must be a non-empty path", cfg.results_dir)
     variant = attention.get_variant(cfg.attention.name)
     if variant.check is not None:
         variant.check({k: v for k, v in cfg.attention.items() if k != "name"})
 
     o = cfg.optimizer
-    _check(o.name in OPTIMIZER_SCHEMAS, "optimizer", f"must be one of {', '.join(OPTIMIZER_SCHEMAS)}", o.name)
+    check(o.name in OPTIMIZER_SCHEMAS, "optimizer", f"must be one of {', '.join(OPTIMIZER_SCHEMAS)}", o.name)
     _positive("optimizer.lr", o.lr)
     if o.get("lr_grid") is not None:
-        _check(len(o.lr_grid) >= 1, "optimizer.lr_grid", "must be a non-empty list of rates or null",
+        check(len(o.lr_grid) >= 1, "optimizer.lr_grid", "must be a non-empty list of rates or null",
                list(o.lr_grid))
         for lr in o.lr_grid:
-            _check(isinstance(lr, (int, float)) and math.isfinite(lr) and lr > 0, "optimizer.lr_grid",
+            check(isinstance(lr, (int, float)) and math.isfinite(lr) and lr > 0, "optimizer.lr_grid",
                    "must hold finite numbers > 0", list(o.lr_grid))
-        _check(len(set(o.lr_grid)) == len(o.lr_grid), "optimizer.lr_grid",
+        check(len(set(o.lr_grid)) == len(o.lr_grid), "optimizer.lr_grid",
                "must not repeat a rate (each lane is its own run)", list(o.lr_grid))
     if o.name == "sgd":
-        _check(0 <= o.momentum < 1, "optimizer.momentum", "must be in [0, 1)", o.momentum)
+        check(0 <= o.momentum < 1, "optimizer.momentum", "must be in [0, 1)", o.momentum)
     else:
-        _check(0 <= o.b1 < 1, "optimizer.b1", "must be in [0, 1)", o.b1)
-        _check(0 <= o.b2 < 1, "optimizer.b2", "must be in [0, 1)", o.b2)
+        check(0 <= o.b1 < 1, "optimizer.b1", "must be in [0, 1)", o.b1)
+        check(0 <= o.b2 < 1, "optimizer.b2", "must be in [0, 1)", o.b2)
         _positive("optimizer.eps", o.eps)
     if o.name == "adamw":
-        _check(math.isfinite(o.weight_decay) and o.weight_decay >= 0, "optimizer.weight_decay",
+        check(math.isfinite(o.weight_decay) and o.weight_decay >= 0, "optimizer.weight_decay",
                "must be a finite number >= 0", o.weight_decay)
 
     m = cfg.model
     for key in ("d_model", "d_v", "n_layers", "n_heads"):
-        _check(m[key] >= 1, f"model.{key}", "must be >= 1", m[key])
-    _check(m.init in INITS, "model.init", f"must be one of {', '.join(INITS)}", m.init)
-    _check(m.width in memory.WIDTHS, "model.width", f"must be one of {', '.join(memory.WIDTHS)}", m.width)
-    _check(m.dtype in ("float32", "bfloat16"), "model.dtype", "must be float32 or bfloat16", m.dtype)
+        check(m[key] >= 1, f"model.{key}", "must be >= 1", m[key])
+    check(m.init in INITS, "model.init", f"must be one of {', '.join(INITS)}", m.init)
+    check(m.width in memory.WIDTHS, "model.width", f"must be one of {', '.join(memory.WIDTHS)}", m.width)
+    check(m.dtype in ("float32", "bfloat16"), "model.dtype", "must be float32 or bfloat16", m.dtype)
 
     t = cfg.train
-    _check(1 <= t.steps <= ranges.STEPS_MAX, "train.steps", f"must be in [1, {ranges.STEPS_MAX}]", t.steps)
-    _check(t.batch_size >= 1, "train.batch_size", "must be >= 1", t.batch_size)
-    _check(t.eval_every >= 1, "train.eval_every", "must be >= 1", t.eval_every)
-    _check(t.steps <= t.eval_every * ranges.EVALS_MAX, "train.eval_every",
+    check(1 <= t.steps <= ranges.STEPS_MAX, "train.steps", f"must be in [1, {ranges.STEPS_MAX}]", t.steps)
+    check(t.batch_size >= 1, "train.batch_size", "must be >= 1", t.batch_size)
+    check(t.eval_every >= 1, "train.eval_every", "must be >= 1", t.eval_every)
+    check(t.steps <= t.eval_every * ranges.EVALS_MAX, "train.eval_every",
            f"must be >= train.steps / {ranges.EVALS_MAX} (at most {ranges.EVALS_MAX} evaluations a run)",
            t.eval_every)
-    _check(0 < t.threshold <= 1, "train.threshold", "must be in (0, 1]", t.threshold)
-    _check(t.n_val >= 1, "train.n_val", "must be >= 1", t.n_val)
-    _check(t.n_test >= 1, "train.n_test", "must be >= 1", t.n_test)
-    _check(t.schedule in ("constant", "cosine"), "train.schedule", "must be constant or cosine", t.schedule)
-    _check(0 <= t.warmup_steps < t.steps, "train.warmup_steps", "must be in [0, train.steps)", t.warmup_steps)
+    check(0 < t.threshold <= 1, "train.threshold", "must be in (0, 1]", t.threshold)
+    check(t.n_val >= 1, "train.n_val", "must be >= 1", t.n_val)
+    check(t.n_test >= 1, "train.n_test", "must be >= 1", t.n_test)
+    check(t.schedule in ("constant", "cosine"), "train.schedule", "must be constant or cosine", t.schedule)
+    check(0 <= t.warmup_steps < t.steps, "train.warmup_steps", "must be in [0, train.steps)", t.warmup_steps)
     if t.clip_norm is not None:
-        _check(math.isfinite(t.clip_norm) and t.clip_norm > 0, "train.clip_norm",
+        check(math.isfinite(t.clip_norm) and t.clip_norm > 0, "train.clip_norm",
                "must be a finite number > 0 or null", t.clip_norm)
-    _check(t.divergence_loss > 0, "train.divergence_loss", "must be > 0", t.divergence_loss)
-    _check(t.n_seeds >= 1, "train.n_seeds", "must be >= 1", t.n_seeds)
-    _check(t.n_seeds <= ranges.SEED_MAX, "train.n_seeds", f"must be <= {ranges.SEED_MAX}", t.n_seeds)
-    ranges.check_seed("seed", cfg.seed, last=t.n_seeds - 1)
+    check(t.divergence_loss > 0, "train.divergence_loss", "must be > 0", t.divergence_loss)
+    check(t.n_seeds >= 1, "train.n_seeds", "must be >= 1", t.n_seeds)
+    check(t.n_seeds <= SEED_MAX, "train.n_seeds", f"must be <= {SEED_MAX}", t.n_seeds)
+    check_seed("seed", cfg.seed, last=t.n_seeds - 1)
     validate_prune(t.prune, "train.prune")
 
     ranges.validate_runtime(cfg.get("runtime"))
     ranges.validate_launcher(cfg)
     ranges.validate_lr(cfg)
 
-    _check(cfg.task.name in TASKS, "task", f"must be one of {', '.join(TASKS)}", cfg.task.name)
+    check(cfg.task.name in TASKS, "task", f"must be one of {', '.join(TASKS)}", cfg.task.name)
     TASKS[cfg.task.name].validate(cfg.task)
     validate_logger(cfg.logger)
     # last: the estimate needs every size above to be in range
@@ -239,7 +240,7 @@ def validate(cfg: DictConfig) -> None:
 
 def validate_prune(p, key: str) -> None:
     """Range checks on a PruneRule config (train.prune, or the replay's prune)."""
-    _check(0 <= p.min_frac <= 1, f"{key}.min_frac", "must be in [0, 1]", p.min_frac)
-    _check(math.isfinite(p.slack) and p.slack >= 0, f"{key}.slack", "must be a finite number >= 0", p.slack)
-    _check(p.window >= 1, f"{key}.window", "must be >= 1", p.window)
-    _check(p.keep_below >= 0, f"{key}.keep_below", "must be >= 0", p.keep_below)
+    check(0 <= p.min_frac <= 1, f"{key}.min_frac", "must be in [0, 1]", p.min_frac)
+    check(math.isfinite(p.slack) and p.slack >= 0, f"{key}.slack", "must be a finite number >= 0", p.slack)
+    check(p.window >= 1, f"{key}.window", "must be >= 1", p.window)
+    check(p.keep_below >= 0, f"{key}.keep_below", "must be >= 0", p.keep_below)

@@ -16,12 +16,12 @@ from pathlib import Path
 import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
+from attention.checks import check
 from experiments.analysis.lr import select
 from experiments.analysis.tables.load import split_width
 from experiments.app import config as train_config
 from experiments.app import progress, train_job
 from experiments.app.errors import CONF_DIR, ConfigError
-from experiments.app.ranges import check
 from experiments.store.collect import ENDED, collect_runs, run_folders
 from experiments.store.results import atomic_write_text, run_dir
 from experiments.training.compile import ProgramCache

@@ -3,8 +3,9 @@ launchers' keys (conf/launcher/*.yaml, Hydra's `hydra.launcher.*` and
 `hydra.sweeper.*`), keys set together that contradict each other, and the
 seeds of a sweep's jobs taken together.
 
-Each raises ValueError("<key>: <what is allowed>, got <value>"), which the
-pre-flight prints as one line with exit code 2.
+Each raises ValueError("<key>: <what is allowed>, got <value>") through the
+project's one check (`attention.checks.check`), which the pre-flight prints as
+one line with exit code 2.
 """
 from __future__ import annotations
 
@@ -13,23 +14,12 @@ from typing import Iterable
 
 from omegaconf import DictConfig, OmegaConf
 
+from attention.checks import check
 from experiments.app.preflight import check_output_dir
 from experiments.store.results import run_dir
-from experiments.tasks.common import SEED_MAX
 
 STEPS_MAX = 2**31 - 1  # the step counter is int32 where it is traced (optax's count, the loop's bounds)
 EVALS_MAX = 10**6  # the evaluation steps and history rows of a run are held in memory
-
-
-def check(ok: bool, key: str, allowed: str, value) -> None:
-    if not ok:
-        raise ValueError(f"{key}: {allowed}, got {value!r}")
-
-
-def check_seed(key: str, seed, last: int = 0) -> None:
-    """A seed that every random stream takes; `last` more seeds follow it."""
-    check(0 <= seed <= SEED_MAX - last, key, f"must be in [0, {SEED_MAX - last}]"
-          + (f" (seeds {key} .. {key}+{last} must fit in [0, {SEED_MAX}])" if last else ""), seed)
 
 
 def _at_least(key: str, value, low: int, null_ok: bool = False) -> None:

@@ -41,7 +41,8 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import DictConfig
 
 import attention
-from experiments.tasks.common import SEED_MAX
+from attention.checks import check
+from experiments.tasks.common import check_seed
 
 IMPLS = ("scaled", "additive", "reference")
 MODES = ("forward", "forward_backward")
@@ -72,25 +73,20 @@ class CostConfig:
 ConfigStore.instance().store(name="cost_schema", node=CostConfig)
 
 
-def _check(ok: bool, key: str, allowed: str, value) -> None:
-    if not ok:
-        raise ValueError(f"{key}: {allowed}, got {value!r}")
-
-
 def validate(cfg: DictConfig) -> None:
-    _check(len(cfg.impls) > 0, "impls", f"must name at least one of {', '.join(IMPLS)}", list(cfg.impls))
+    check(len(cfg.impls) > 0, "impls", f"must name at least one of {', '.join(IMPLS)}", list(cfg.impls))
     for impl in cfg.impls:
-        _check(impl in IMPLS, "impls", f"each must be one of {', '.join(IMPLS)}", impl)
+        check(impl in IMPLS, "impls", f"each must be one of {', '.join(IMPLS)}", impl)
     for key in ("ns", "d_ks"):
-        _check(len(cfg[key]) > 0, key, "must hold at least one value", list(cfg[key]))
+        check(len(cfg[key]) > 0, key, "must hold at least one value", list(cfg[key]))
         for x in cfg[key]:
-            _check(x >= 1, key, "each must be >= 1", x)
-    _check(cfg.batch >= 1, "batch", "must be >= 1", cfg.batch)
-    _check(cfg.repeats >= 1, "repeats", "must be >= 1", cfg.repeats)
-    _check(cfg.warmup >= 0, "warmup", "must be >= 0", cfg.warmup)
-    _check(cfg.max_seconds > 0, "max_seconds", "must be > 0", cfg.max_seconds)
-    _check(cfg.memory_budget_gb > 0, "memory_budget_gb", "must be > 0", cfg.memory_budget_gb)
-    _check(0 <= cfg.seed <= SEED_MAX, "seed", f"must be in [0, {SEED_MAX}]", cfg.seed)
+            check(x >= 1, key, "each must be >= 1", x)
+    check(cfg.batch >= 1, "batch", "must be >= 1", cfg.batch)
+    check(cfg.repeats >= 1, "repeats", "must be >= 1", cfg.repeats)
+    check(cfg.warmup >= 0, "warmup", "must be >= 0", cfg.warmup)
+    check(cfg.max_seconds > 0, "max_seconds", "must be > 0", cfg.max_seconds)
+    check(cfg.memory_budget_gb > 0, "memory_budget_gb", "must be > 0", cfg.memory_budget_gb)
+    check_seed("seed", cfg.seed)
 
 
 def grid(cfg) -> dict:

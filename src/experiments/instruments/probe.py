@@ -62,12 +62,13 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import DictConfig
 
 import attention
+from attention.checks import check
 from experiments.instruments import theory
 from experiments.instruments.probe_task import measure_task
 from experiments.tasks import TASKS
-from experiments.tasks.common import SEED_MAX
+from experiments.tasks.common import SEED_MAX, check_seed
 from experiments.training import memory
-from experiments.training.inits import INITS, init_projection, init_variance
+from experiments.training.inits import INITS, component_var, init_projection
 
 VARIANT_ORDER = tuple(attention.variant_names())  # every registered variant, the paper's three first
 INPUT_MODELS = ("iid", "model", "task", "both", "all")
@@ -104,44 +105,39 @@ class ProbeConfig:
 ConfigStore.instance().store(name="probe_schema", node=ProbeConfig)
 
 
-def _check(ok: bool, key: str, allowed: str, value) -> None:
-    if not ok:
-        raise ValueError(f"{key}: {allowed}, got {value!r}")
-
-
 def validate(cfg: DictConfig) -> None:
     """Range checks: ValueError('<key>: <what is allowed>, got <value>')."""
     valid = ", ".join(VARIANT_ORDER)
-    _check(len(cfg.variants) > 0, "variants", f"must name at least one of {valid}", list(cfg.variants))
+    check(len(cfg.variants) > 0, "variants", f"must name at least one of {valid}", list(cfg.variants))
     for name in cfg.variants:
-        _check(name in attention.VARIANTS, "variants", f"each must be one of {valid}", name)
-    _check(len(cfg.d_ks) > 0, "d_ks", "must hold at least one d_k", list(cfg.d_ks))
+        check(name in attention.VARIANTS, "variants", f"each must be one of {valid}", name)
+    check(len(cfg.d_ks) > 0, "d_ks", "must hold at least one d_k", list(cfg.d_ks))
     for d_k in cfg.d_ks:
-        _check(d_k >= 2, "d_ks", "each must be >= 2", d_k)
-    _check(cfg.n_keys >= 2, "n_keys", "must be >= 2", cfg.n_keys)
-    _check(cfg.n_rows >= 2, "n_rows", "must be >= 2", cfg.n_rows)
-    _check(cfg.input_model in INPUT_MODELS, "input_model", f"must be one of {', '.join(INPUT_MODELS)}",
+        check(d_k >= 2, "d_ks", "each must be >= 2", d_k)
+    check(cfg.n_keys >= 2, "n_keys", "must be >= 2", cfg.n_keys)
+    check(cfg.n_rows >= 2, "n_rows", "must be >= 2", cfg.n_rows)
+    check(cfg.input_model in INPUT_MODELS, "input_model", f"must be one of {', '.join(INPUT_MODELS)}",
            cfg.input_model)
-    _check(cfg.task_name in TASKS, "task_name", f"must be one of {', '.join(TASKS)}", cfg.task_name)
-    _check(cfg.init == "all" or cfg.init in INITS, "init", f"must be all or one of {', '.join(INITS)}",
+    check(cfg.task_name in TASKS, "task_name", f"must be one of {', '.join(TASKS)}", cfg.task_name)
+    check(cfg.init == "all" or cfg.init in INITS, "init", f"must be all or one of {', '.join(INITS)}",
            cfg.init)
-    _check(cfg.queries_per_batch >= 1, "queries_per_batch", "must be >= 1", cfg.queries_per_batch)
-    _check(cfg.n_rows % cfg.queries_per_batch == 0, "n_rows",
+    check(cfg.queries_per_batch >= 1, "queries_per_batch", "must be >= 1", cfg.queries_per_batch)
+    check(cfg.n_rows % cfg.queries_per_batch == 0, "n_rows",
            f"must be a multiple of queries_per_batch ({cfg.queries_per_batch})", cfg.n_rows)
-    _check(cfg.d_model >= 1, "d_model", "must be >= 1", cfg.d_model)
-    _check(cfg.d_v >= 1, "d_v", "must be >= 1", cfg.d_v)
-    _check(cfg.theory_rows >= 100, "theory_rows", "must be >= 100", cfg.theory_rows)
-    _check(0 <= cfg.seed <= SEED_MAX, "seed", f"must be in [0, {SEED_MAX}]", cfg.seed)
-    _check(all(0 <= s <= SEED_MAX for s in cfg.seeds), "seeds", f"must all be in [0, {SEED_MAX}]",
+    check(cfg.d_model >= 1, "d_model", "must be >= 1", cfg.d_model)
+    check(cfg.d_v >= 1, "d_v", "must be >= 1", cfg.d_v)
+    check(cfg.theory_rows >= 100, "theory_rows", "must be >= 100", cfg.theory_rows)
+    check_seed("seed", cfg.seed)
+    check(all(0 <= s <= SEED_MAX for s in cfg.seeds), "seeds", f"must all be in [0, {SEED_MAX}]",
            list(cfg.seeds))
-    _check(len(set(cfg.seeds)) == len(cfg.seeds), "seeds", "must not repeat a seed (each is one sample)",
+    check(len(set(cfg.seeds)) == len(cfg.seeds), "seeds", "must not repeat a seed (each is one sample)",
            list(cfg.seeds))
     # every row is drawn at once (draw_rows), then measured with its logits, weights and gradients
     width = max(cfg.d_ks) + cfg.d_v + cfg.d_model + cfg.queries_per_batch
     need = 3 * 4 * (cfg.n_rows // cfg.queries_per_batch) * (cfg.n_keys + cfg.queries_per_batch) * width
     have, source = memory.available_bytes()
     key = "d_ks" if max(cfg.d_ks) > cfg.n_keys else "n_keys"  # the larger factor
-    _check(have is None or need <= have, key, f"the rows need about {need / 1e9:.1f} GB (estimated), "
+    check(have is None or need <= have, key, f"the rows need about {need / 1e9:.1f} GB (estimated), "
            f"{source} allows {(have or 0) / 1e9:.1f} GB; lower n_keys, n_rows or d_ks", cfg[key])
 
 
@@ -255,11 +251,6 @@ def measure_grid(cfg, d_k: int, proj: dict | None) -> dict:
 
 
 # --- the whole grid ---------------------------------------------------------------
-
-def component_var(init: str, d_model: int, d_k: int) -> float:
-    """Variance p of one component of q = x W (1 for iid input)."""
-    return 1.0 if init == "none" else d_model * init_variance(init, d_model, d_k)
-
 
 def probe(cfg, log=print) -> pd.DataFrame:
     """The probe table: one row per (input_model, init, d_k, variant)."""

@@ -13,6 +13,8 @@ streams. The lowest layer of experiments: it may import only `attention`.
 import importlib
 import pkgutil
 
+from attention.checks import check
+
 from . import threefry
 from .common import Batch, TaskSpec, fixed_set, stream_key, train_batch
 
@@ -32,8 +34,7 @@ TASKS: dict[str, TaskSpec] = _discover()
 
 
 def get_task(name: str) -> TaskSpec:
-    if name not in TASKS:
-        raise ValueError(f"task.name: must be one of {sorted(TASKS)}, got {name!r}")
+    check(name in TASKS, "task.name", f"must be one of {sorted(TASKS)}", name)
     return TASKS[name]
 
 

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import numbers
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
+
+from attention.checks import check as _check
+from attention.checks import is_int
 
 Batch = dict[str, jax.Array]
 
@@ -51,15 +53,19 @@ class TaskSpec:
 
 
 def check(ok: bool, field: str, allowed: str, value: Any) -> None:
-    """Raise the project's one-line config error: 'task.<field>: <allowed>, got <value>'."""
-    if not ok:
-        raise ValueError(f"task.{field}: {allowed}, got {value!r}")
+    """A task's range check (`attention.checks.check` under `task.<field>`)."""
+    _check(ok, f"task.{field}", allowed, value)
 
 
 def check_int(cfg: Any, field: str, lo: int) -> None:
     value = getattr(cfg, field)
-    ok = isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= lo
-    check(ok, field, f"must be an integer >= {lo}", value)
+    check(is_int(value) and value >= lo, field, f"must be an integer >= {lo}", value)
+
+
+def check_seed(key: str, seed, last: int = 0) -> None:
+    """A seed that every random stream takes; `last` more seeds follow it."""
+    _check(0 <= seed <= SEED_MAX - last, key, f"must be in [0, {SEED_MAX - last}]"
+          + (f" (seeds {key} .. {key}+{last} must fit in [0, {SEED_MAX}])" if last else ""), seed)
 
 
 def jit_per_config(make_batch: Callable[[Any, jax.Array, int], Batch]) -> Callable[[Any, jax.Array, int], Batch]:

@@ -14,24 +14,26 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from attention.checks import check
+
 INITS = ("lecun_normal", "xavier", "torch_default")
 
 
 def init_variance(name: str, fan_in: int, fan_out: int) -> float:
     """Variance s^2 of one weight entry under the named init."""
+    check(name in INITS, "model.init", f"must be one of {', '.join(INITS)}", name)
     if name == "lecun_normal":
         return 1.0 / fan_in
     if name == "xavier":
         return 2.0 / (fan_in + fan_out)
-    if name == "torch_default":
-        return 1.0 / (3.0 * fan_in)
-    raise ValueError(f"model.init: must be one of {', '.join(INITS)}; got {name!r}")
+    return 1.0 / (3.0 * fan_in)  # torch_default
 
 
-def predicted_logit_var(name: str, d_model: int, d_k: int, scale: float = 1.0) -> float:
-    """Var(scale * q.k) for x ~ N(0, I_d_model) and q = x W_q, k = x' W_k."""
-    s2 = init_variance(name, d_model, d_k)
-    return scale ** 2 * d_k * (d_model * s2) ** 2
+def component_var(name: str, d_model: int, d_k: int) -> float:
+    """Variance p = d_model s^2 of one component of q = x W_q (x ~ N(0, I_d_model)); 1 for
+    `none` (the query itself drawn iid N(0, 1)). The init's part of the logit-variance law,
+    `instruments.theory.predicted_logit_var` (Var(q.k) = d_k p^2 for the bare dot product)."""
+    return 1.0 if name == "none" else d_model * init_variance(name, d_model, d_k)
 
 
 def init_projection(name: str, rng, fan_in: int, fan_out: int, dtype=jnp.float32):
