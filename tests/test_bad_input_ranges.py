@@ -20,6 +20,7 @@ from fixtures_results import write_synthetic_results
 from test_bad_input import FULL_ROWS, SUBPROCESS, Case, a_file, case_id, check_case, group_options, write_table
 
 from experiments import report
+from experiments.analysis.results import load_results
 from experiments.analysis.tables import load
 from experiments.app import analysis_cli, errors, ranges, runtime
 from experiments.tasks.common import SEED_MAX
@@ -230,12 +231,12 @@ def test_runs_of_other_budgets_are_not_pooled_into_one_cell(tmp_path, capsys):
     summary.to_parquet(root / "summary.parquet")
     summary.loc[summary.index[2], "train.steps"] = None  # recorded before the key existed
     summary.to_parquet(root / "summary.parquet")
-    load.load_results(root)  # one budget: loads
+    load_results(root, lr="all")  # one budget: loads
     first = summary.iloc[0]
     summary.loc[summary.index[0], "train.steps"] = 100
     summary.to_parquet(root / "summary.parquet")
     with pytest.raises(load.ResultsFileError, match="differ in train.steps"):
-        load.load_results(root)
+        load_results(root, lr="all")
     assert report.main([f"results_dir={root}"]) == 2
     err = capsys.readouterr().err
     assert err == (f"error: {root / 'summary.parquet'}: the runs of {first.attention} d_k={first.d_k} "

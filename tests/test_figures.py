@@ -21,7 +21,7 @@ from experiments.analysis.tables import load
 
 @pytest.fixture(scope="module")
 def res(tmp_path_factory) -> load.Results:
-    return load.load_results(write_synthetic_results(tmp_path_factory.mktemp("results")))
+    return analysis_results.load_results(write_synthetic_results(tmp_path_factory.mktemp("results")), lr="all")
 
 
 @pytest.fixture(scope="module")

@@ -9,6 +9,7 @@ import pytest
 from fixtures_results import write_synthetic_results
 
 from experiments import dashboard, plot, report
+from experiments.analysis.results import load_results
 from experiments.analysis.tables import load
 
 CONDITION = ("assoc_recall", "adam")
@@ -57,30 +58,30 @@ def test_a_variant_at_another_budget_is_refused_naming_key_values_and_variants(r
 
 def test_another_condition_may_have_its_own_budget(root):
     _set(root, lambda s: s.task == "mqar", **{"train.steps": (300, 1000)})
-    assert load.load_results(root).primary == CONDITION
+    assert load_results(root, lr="all").primary == CONDITION
 
 
 def test_a_variant_keeps_its_own_options(root):
     _set(root, _variant("additive"), **{"attention.d_hidden": (64, None)})
-    load.load_results(root)
+    load_results(root, lr="all")
     _set(root, _variant("additive"), **{"model.init": ("xavier", "lecun_normal")})
     with pytest.raises(load.ResultsFileError, match="model.init"):
-        load.load_results(root)
+        load_results(root, lr="all")
 
 
 def test_model_reassociate_counts_only_where_it_changes_the_variant(root):
     _set(root, _variant("cosine"), **{"model.reassociate": (False, True)})  # cosine: not reassociable
-    load.load_results(root)
+    load_results(root, lr="all")
     _set(root, _variant("unscaled"), **{"model.reassociate": (False, True)})
     with pytest.raises(load.ResultsFileError, match="model.reassociate"):
-        load.load_results(root)
+        load_results(root, lr="all")
 
 
 def test_within_a_cell_the_cell_is_named(root):
     first = pd.read_parquet(root / "summary.parquet").iloc[0]
     _set(root, lambda s: s.run_id == first.run_id, **{"task.n_keys": (8, 16)})
     with pytest.raises(load.ResultsFileError, match=f"{first.attention} d_k={first.d_k} ") as raised:
-        load.load_results(root)
+        load_results(root, lr="all")
     assert "seeds of one cell" in str(raised.value)
 
 
@@ -89,7 +90,7 @@ def test_the_width_setting_is_read_apart_at_its_own_budget(root):
     their budget and stop rule differ from the fixed-width runs' and load."""
     _set(root, _variant("mup"), **{"model.width": ("proportional", "fixed"), "train.steps": (2000, 1000),
                                    "train.stop_at_threshold": (True, False)})
-    res = load.load_results(root)
+    res = load_results(root, lr="all")
     assert set(res.width_summary.attention) == {"mup"} and "mup" not in set(res.summary.attention)
     assert report.main([f"results_dir={root}"]) == 0
 

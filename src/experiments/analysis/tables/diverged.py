@@ -1,6 +1,6 @@
 """Diverged runs: kept out of every mean, interval and verdict, and shown beside them.
 
-load.load_results keeps a diverged run (what it measured before the loss or a
+results.load_results keeps a diverged run (what it measured before the loss or a
 gradient went non-finite is real) and drops a failed one. Its metrics describe
 a shorter, broken training (no test accuracy, an AUC over fewer steps, a last
 row of NaN), so averaging them with completed runs would be wrong, and leaving

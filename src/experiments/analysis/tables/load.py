@@ -55,28 +55,25 @@ from .files import (RUN_COLUMNS, TABLES, ConditionError, ResultsFileError,  # no
                     _read)
 
 
-def load_results(root: str | os.PathLike, primary_optimizer: str = "adam",
-                 primary_task: str | None = None, keep_runs: Callable | None = None,
-                 confirm_seeds_from: int | None = None) -> Results:
-    """Every table of the results folder (None where absent or empty), and the primary
-    condition (conf/analysis.yaml: primary_optimizer, primary_task).
+def read_tables(root: str | os.PathLike) -> dict:
+    """{name: frame or None} for each of TABLES: None where the file is absent or empty.
+    Raises ResultsFileError naming the file when one cannot be read."""
+    return {name: _read(Path(root) / f"{name}.parquet") for name in TABLES}
+
+
+def assemble(root: Path, tables: dict, primary_optimizer: str = "adam",
+             primary_task: str | None = None, keep_runs: Callable | None = None,
+             confirm_seeds_from: int | None = None) -> Results:
+    """The tables (read_tables) cut into Results, with the primary condition
+    (conf/analysis.yaml: primary_optimizer, primary_task). The one loader,
+    analysis.results.load_results, calls it with its learning-rate policy.
 
     `keep_runs(summary, history) -> run ids`, when given, selects the history the
-    verdicts read (`history_all` keeps every run): analysis.results passes the
-    learning-rate policy (each cell at its best lr). `confirm_seeds_from` marks the
+    verdicts read (`history_all` keeps every run). `confirm_seeds_from` marks the
     summary's `phase` (with_phase).
 
-    Raises ResultsFileError naming the file when one cannot be read, ConditionError
+    Raises ResultsFileError when runs that should agree do not, ConditionError
     when the history has no runs under the named primary condition."""
-    root = Path(root)
-    tables = {name: _read(root / f"{name}.parquet") for name in TABLES}
-    return from_tables(root, tables, primary_optimizer, primary_task, keep_runs, confirm_seeds_from)
-
-
-def from_tables(root: Path, tables: dict, primary_optimizer: str = "adam",
-                primary_task: str | None = None, keep_runs: Callable | None = None,
-                confirm_seeds_from: int | None = None) -> Results:
-    """load_results on tables already in memory ({name: frame or None} for each of TABLES)."""
     summary, history = with_phase(tables["summary"], confirm_seeds_from), tables["history"]
     if summary is not None and "status" in summary:
         # A failed run measured nothing; a diverged one did, and stays.
