@@ -13,7 +13,7 @@ from hydra import compose, initialize_config_dir
 import attention
 from experiments.app import config  # registers the schemas
 from experiments.app.errors import CONF_DIR
-from experiments.app.preflight import preflight
+from experiments.app.preflight import check_jobs
 from experiments.tasks import TASKS
 
 GROUPS = ("attention", "task", "optimizer", "logger", "launcher")
@@ -83,12 +83,12 @@ def test_every_experiment_composes(experiment):
     ("mqar_zoology", 9)])
 def test_preflight_counts_jobs(experiment, n_jobs):
     # validates every value of every swept key on the way
-    assert preflight("train", ["-m", f"experiment={experiment}"], config.validate) == n_jobs
+    assert check_jobs("train", ["-m", f"experiment={experiment}"], config.validate)[0] == n_jobs
 
 
 def test_preflight_counts_command_line_sweep():
     argv = ["-m", "attention=scaled,additive", "d_k=8,16,32", "seed=0"]
-    assert preflight("train", argv, config.validate) == 6
+    assert check_jobs("train", argv, config.validate)[0] == 6
 
 
 # Bad command lines (one line, exit 2, nothing written) for every command: tests/test_bad_input.py

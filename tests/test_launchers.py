@@ -22,7 +22,7 @@ from test_wandb_mirror import read_offline_run
 
 from experiments.app import config  # registers the schemas
 from experiments.app.errors import CONF_DIR
-from experiments.app.preflight import preflight
+from experiments.app.preflight import check_jobs
 from experiments.store.results import NOT_IDENTITY, run_id
 
 ROOT = Path(CONF_DIR).parent
@@ -244,4 +244,4 @@ def test_wandb_sweep_passes_preflight_at_every_grid_point():
         argv = _agent_argv(sweep, point)
         assert [f"{k}={v}" for k, v in point.items()] == argv[-len(point):]
         # one job per agent run, composed and validated like the real command line
-        assert preflight("train", argv, config.validate) == 1
+        assert check_jobs("train", argv, config.validate)[0] == 1

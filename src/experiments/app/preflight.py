@@ -176,15 +176,6 @@ def coverage(choices: list[tuple[str, list[str]]]) -> Iterable[list[str]]:
 IN_PROCESS_LAUNCHER = "hydra._internal.core_plugins.basic_launcher.BasicLauncher"
 
 
-def preflight(config_name: str, argv: list[str], validate: Validator,
-              validate_sweep: SweepValidator | None = None) -> int:
-    """Compose and validate every value of every swept key; returns the number of jobs.
-
-    Beyond `validate`: results_dir (where Hydra and the command write) must be
-    a writable folder or creatable as one. Fails in one line (exit 2)."""
-    return _check_jobs(config_name, argv, validate, validate_sweep)[0]
-
-
 def check_single_values(overrides: list[str]) -> None:
     """ConfigError for several values without -m: Hydra says "Ambiguous value"; a comma in
     a path is the usual cause, and quoting keeps it."""
@@ -195,9 +186,11 @@ def check_single_values(overrides: list[str]) -> None:
                               f"for one value with a comma, quote it: \"{key}='{text}'\"")
 
 
-def _check_jobs(config_name: str, argv: list[str], validate: Validator,
-                validate_sweep: SweepValidator | None = None) -> tuple[int, bool]:
-    """preflight's work: (number of jobs, whether they all run in this process)."""
+def check_jobs(config_name: str, argv: list[str], validate: Validator,
+               validate_sweep: SweepValidator | None = None) -> tuple[int, bool]:
+    """Compose and validate every value of every swept key: (number of jobs, whether they
+    all run in this process). Beyond `validate`: results_dir (where Hydra and the command
+    write) must be a writable folder or creatable as one. Fails in one line (exit 2)."""
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
 
@@ -288,7 +281,7 @@ def check_command_line(config_name: str, argv: list[str], validate: Validator,
     args = parse_args(argv)
     if args.help or args.hydra_help or args.cfg or args.info is not None or args.shell_completion:
         return True
-    n_jobs, here = _check_jobs(config_name, argv, validate, validate_sweep)
+    n_jobs, here = check_jobs(config_name, argv, validate, validate_sweep)
     os.environ[SWEEP_JOBS_ENV] = str(n_jobs if args.multirun else 1)
     return here
 
