@@ -10,31 +10,34 @@ import sys
 
 import numpy as np
 import pytest
+from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 from experiments.app import bench_job as bench
+from experiments.app.errors import CONF_DIR
 from experiments.instruments import bench_measure
 from experiments.instruments.bench_measure import best_time, sweep_wall
 
-TINY_TRAIN = ["experiment=claim_quick", "attention=scaled", "train.steps=20",
-              "train.eval_every=10", "train.n_val=32", "train.n_test=32", "train.batch_size=8"]
+QUICK = ["bench_size=quick"]  # conf/bench_size/quick.yaml: every figure on a tiny model
+
+
+def compose_bench(overrides: list[str]):
+    with initialize_config_dir(config_dir=CONF_DIR, version_base="1.3"):
+        return compose("bench", overrides=overrides)
 
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
+    """The bench's quick mode, run as the command runs it (composed, validated, run)."""
     results = tmp_path_factory.mktemp("bench")
-    cfg = OmegaConf.structured(bench.BenchConfig(
-        results_dir=str(results), train=TINY_TRAIN, d_k=8, n_seeds=2, peak_d_k=8,  # one model: compiled once
-        matmul_sizes=[64, 128], min_time_s=0.01, claim_quick=True, claim_quick_warm=False,
-        claim_quick_overrides=["d_k=8"],  # one job of the sweep, not five
-        vmap_repeats=2, lane_counts=[1, 16, 32], lane_rounds=2,
-        heavy=["attention=additive", "d_k=16", "train.eval_every=5"]))
+    cfg = compose_bench([*QUICK, f"results_dir={results}"])
     bench.validate(cfg)
-    return bench.run(cfg), results
+    return bench.run(cfg), results, cfg
 
 
+@pytest.mark.slow
 def test_bench_json_has_every_contract_key(report):
-    figures, results = report
+    figures, results, _ = report
     written = json.loads((results / "bench.json").read_text())
     for key in bench.TARGETS:
         assert key in written and written[key] == pytest.approx(figures[key])
@@ -42,17 +45,21 @@ def test_bench_json_has_every_contract_key(report):
     assert written["machine"]["cores"] >= 1
 
 
+@pytest.mark.slow
 def test_figures_are_consistent(report):
-    f, _ = report
+    f, _, cfg = report
     assert f["harness_vs_bare_ratio"] == pytest.approx(f["bare_step_s"] / f["harness_step_s"])
     assert f["vmap_seed_speedup_min"] <= f["vmap_seed_speedup"] <= f["vmap_seed_speedup_max"]
-    assert f["vmap_seed_speedup_repeats"] == 2
-    light, heavy = f["lane_throughput"]["scaled_dk8"], f["lane_throughput"]["additive_dk16"]
-    assert sorted(light, key=int) == sorted(heavy, key=int) == ["1", "16", "32"]
+    assert f["vmap_seed_speedup_repeats"] == cfg.vmap_repeats
+    steps = [bench._train_cfg(cfg, extra) for extra in ([f"d_k={cfg.d_k}"], list(cfg.heavy))]
+    names = [f"{c.attention.name}_dk{c.d_k}" for c in steps]
+    assert sorted(f["lane_throughput"]) == sorted(f["lane_throughput_rounds"]) == sorted(names)
+    light, heavy = (f["lane_throughput"][name] for name in names)
+    assert sorted(light, key=int) == sorted(heavy, key=int) == [str(n) for n in sorted(cfg.lane_counts)]
     assert f["lane_speedup_16"] == pytest.approx(light["16"] / light["1"])
     assert f["lane_speedup_32"] == pytest.approx(light["32"] / light["1"])
-    rounds = f["lane_throughput_rounds"]["scaled_dk8"]  # the count's median over its rounds
-    assert all(len(v) == 2 and light[k] == pytest.approx(np.median(v)) for k, v in rounds.items())
+    rounds = f["lane_throughput_rounds"][names[0]]  # the count's median over its rounds
+    assert all(len(v) == cfg.lane_rounds and light[k] == pytest.approx(np.median(v)) for k, v in rounds.items())
     low, high = f["lane_speedup_16_range"]
     assert low == pytest.approx(min(a / b for a, b in zip(rounds["16"], rounds["1"]))) and low <= high
     assert f["single_lane_step_s"] == pytest.approx(1 / light["1"])
@@ -98,11 +105,33 @@ def test_peak_memory_is_the_commands_own():
     assert 0.32 < grows["peak_rss_gb"] < 0.2 + 0.32  # its 320 MB array, not this process's 800
 
 
-def test_claim_quick_overrides_take_hydras_grammar():
-    """A list value's commas are not a sweep (Hydra's parser, as the train pre-flight)."""
+def test_claim_quick_overrides_take_hydras_grammar(monkeypatch):
+    """A list value's commas are not a sweep (Hydra's parser, as the train pre-flight):
+    validate composes one job per swept value, each with the whole list."""
+    composed = []
+    real = bench._train_cfg
+    monkeypatch.setattr(bench, "_train_cfg", lambda cfg, extra: composed.append(extra) or real(cfg, extra))
     cfg = OmegaConf.structured(bench.BenchConfig())
     cfg.claim_quick_overrides = ["optimizer.lr_grid=[1e-3,3e-3]", "d_k=8,16"]
     bench.validate(cfg)
+    jobs = composed[-2:]  # after the bench's own configs: the sweep's jobs
+    assert jobs == [["optimizer.lr_grid=[1e-3,3e-3]", "d_k=8"], ["optimizer.lr_grid=[1e-3,3e-3]", "d_k=16"]]
+    last = real(cfg, jobs[-1])
+    assert list(last.optimizer.lr_grid) == [1e-3, 3e-3] and last.d_k == 16
+
+
+def test_quick_mode_measures_the_full_benchs_figures_in_small():
+    """bench_size=quick changes sizes only: the same keys, the full bench's lane counts
+    (lane_speedup_16 and _32 need them), a smaller model; the default is the full bench."""
+    full, quick = compose_bench([]), compose_bench(QUICK)
+    assert full == compose_bench(["bench_size=full"])
+    own = OmegaConf.load(os.path.join(CONF_DIR, "bench.yaml"))
+    assert all(full[key] == own[key] for key in own if key not in ("defaults", "hydra"))
+    assert set(full) == set(quick) and {16, 32, 1} <= set(quick.lane_counts)
+    assert quick.d_k < full.d_k and quick.peak_d_k < full.peak_d_k and quick.min_time_s < full.min_time_s
+    assert quick.claim_quick and not quick.claim_quick_warm  # figures 4 and 6 measured, once
+    bench.validate(quick)
+    assert compose_bench([*QUICK, "d_k=16"]).d_k == 16  # the command line still has the last word
 
 
 @pytest.mark.parametrize("key, value, message", [
