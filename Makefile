@@ -1,4 +1,5 @@
-# The README's two commands: `make run` (the main job) and `make test`.
+# The README's two commands: `make run` (the main job) and `make test` (the full suite, as CI
+# runs it); `make test-quick` is the fast tier for the edit loop (the tests not marked slow).
 # Each bootstraps .venv/ on first use and reuses it afterwards.
 PYTHON ?= python3
 VENV := .venv
@@ -6,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 RESULTS ?= results
 
-.PHONY: run test install clean
+.PHONY: run test test-quick install clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +22,9 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 --durations=25 tests
+
+test-quick: $(STAMP)
+	$(BIN)/python -m pytest -n 2 -m "not slow" --durations=10 tests
 
 clean:
 	rm -rf $(VENV) .pytest_cache

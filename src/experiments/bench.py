@@ -2,6 +2,8 @@
 
     python -m experiments.bench results_dir=results          # everything (~6 min on 2 cores)
     python -m experiments.bench claim_quick=false            # skip the two sweeps (~1 min)
+    python -m experiments.bench bench_size=quick             # every figure on a tiny model, to
+                                                             # check it runs (tests/test_bench.py)
 
 Writes ${results_dir}/bench.json and prints a table of figures against
 their targets (for a 2-core CPU):
