@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 
 from experiments.analysis.render import dashboard as dashboard_html
-from experiments.analysis.figures import catalog as figures
+from experiments.analysis.figures import catalog
 from experiments.analysis.tables import load
 from experiments.analysis.verdicts import sections as verdict_sections
 from experiments.app import analysis_cli
@@ -18,7 +18,7 @@ from experiments.store.results import atomic_write_text
 
 
 def run(res: load.Results) -> None:
-    rendered, notes = figures.render(res, formats=("svg",))
+    rendered, notes = catalog.render(res, formats=("svg",))
     page = dashboard_html.render(res, verdict_sections.all_sections(res), rendered, notes)
     atomic_write_text(res.root / "dashboard.html", page)
     for note in notes:

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import sys
 
-from experiments.analysis.figures import catalog as figures
+from experiments.analysis.figures import catalog
 from experiments.analysis.tables import load
 from experiments.app import analysis_cli
 
 
 def run(res: load.Results) -> None:
-    paths, notes = figures.write(res, res.root / "figures")
+    paths, notes = catalog.write(res, res.root / "figures")
     for note in notes:
         print(note)
     print(f"wrote {len(paths)} files under {res.root / 'figures'}")
