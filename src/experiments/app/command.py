@@ -11,6 +11,7 @@ from typing import Callable
 
 from omegaconf import DictConfig
 
+from experiments.app import config  # noqa: F401 - registers the schemas (config.register_schemas)
 from experiments.app import interrupt
 from experiments.app.errors import CONF_DIR, fault, fault_line
 from experiments.app.preflight import SweepValidator, Validator, check_command_line

@@ -1,4 +1,6 @@
-"""Typed schemas of the training configuration, registered in Hydra's ConfigStore.
+"""Typed schemas of the training configuration, and the one place where schemas are
+registered in Hydra's ConfigStore (register_schemas): training's, every variant's and
+task's, and the instruments' (which declare theirs, experiments.instruments.cost, .probe).
 
 Each conf/<group>/<option>.yaml starts from the schema of its option
 (`defaults: [schema_<option>]`), so that a typo or a wrong type fails at
@@ -19,6 +21,8 @@ import attention
 from attention.checks import check
 from experiments.app import ranges
 from experiments.app.errors import CONF_DIR
+from experiments.instruments.cost import CostConfig
+from experiments.instruments.probe import ProbeConfig
 from experiments.store.wandb_mirror import LoggerConfig, validate_logger
 from experiments.tasks import TASKS
 from experiments.tasks.common import SEED_MAX, check_seed
@@ -144,6 +148,8 @@ def register_schemas() -> None:
     for name, task in TASKS.items():
         _store_option(cs, "task", name, task.config_cls)
     cs.store(name="schema_logger", node=LoggerConfig)
+    cs.store(name="cost_schema", node=CostConfig)
+    cs.store(name="probe_schema", node=ProbeConfig)
 
 
 def _store_option(cs: ConfigStore, group: str, name: str, node: type) -> None:

@@ -37,7 +37,6 @@ from dataclasses import dataclass, field
 import jax
 import jax.numpy as jnp
 import pandas as pd
-from hydra.core.config_store import ConfigStore
 from omegaconf import DictConfig
 
 import attention
@@ -69,8 +68,6 @@ class CostConfig:
     seed: int = 0
     progress: bool = True
 
-
-ConfigStore.instance().store(name="cost_schema", node=CostConfig)
 
 
 def validate(cfg: DictConfig) -> None:

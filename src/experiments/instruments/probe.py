@@ -58,7 +58,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pandas as pd
-from hydra.core.config_store import ConfigStore
 from omegaconf import DictConfig
 
 import attention
@@ -101,8 +100,6 @@ class ProbeConfig:
     seeds: list[int] = field(default_factory=list)  # several seeds in one table; [] = [seed]
     progress: bool = True
 
-
-ConfigStore.instance().store(name="probe_schema", node=ProbeConfig)
 
 
 def validate(cfg: DictConfig) -> None:
