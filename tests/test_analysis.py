@@ -28,7 +28,7 @@ FIGURES = {"profile", "logit_variance", "entropy", "saturation", "gradients", "q
 SECTIONS = ["variance", "saturation", "jacobian", "gradients", "quality", "cost", "extra"]
 VERDICT = re.compile(r"^\*\*Verdict: (holds|does not hold|not observed in this setting|not measured"
                      r"|inconclusive(?: \(too few seeds: n = \d+ < \d+\))?)\.\*\*", re.M)
-FEW = rules.too_few(2)
+FEW = rules.FEW
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +72,8 @@ def test_missing_tables_skip_figures_without_crashing(results, tmp_path, capsys)
     text = (tmp_path / "REPORT.md").read_text()
     assert len(VERDICT.findall(text)) == len(SECTIONS) and "no data" in text
     # no probe, history or cost: nothing to judge reads "not measured", never "inconclusive"
-    assert VERDICT.findall(text) == [rules.UNMEASURED] * 4 + [VERDICT.findall(text)[4]] + [rules.UNMEASURED] * 2
+    unmeasured = rules.UNMEASURED.value
+    assert VERDICT.findall(text) == [unmeasured] * 4 + [VERDICT.findall(text)[4]] + [unmeasured] * 2
 
 
 def test_missing_results_dir_is_one_line_and_exit_2(tmp_path, capsys):
@@ -116,7 +117,8 @@ def _sections(text: str) -> list[str]:
 
 def test_verdict_pattern_finds_nothing_in_a_section_without_one():
     assert VERDICT.findall("3. Something\n\n**Rule.** a rule, no verdict\n") == []
-    assert VERDICT.findall(f"**Verdict: {FEW}.** reason") == [FEW]
+    few = rules.words(FEW, 2)
+    assert VERDICT.findall(f"**Verdict: {few}.** reason") == [few]
 
 
 def test_report_has_a_section_per_sub_claim_each_with_one_verdict(results):
@@ -140,7 +142,7 @@ def test_report_is_deterministic(results):
     assert (results / "REPORT.md").read_bytes() == before
 
 
-FAILS, UNSURE, UNSEEN = "does not hold", "inconclusive", "not observed in this setting"
+FAILS, HOLDS, UNSURE, UNSEEN = rules.FAILS, rules.HOLDS, rules.UNSURE, rules.UNSEEN
 SEEDED = set(SECTIONS) - {"cost"}  # every section judged over seeds
 
 
@@ -158,9 +160,11 @@ SEEDED = set(SECTIONS) - {"cost"}  # every section judged over seeds
 ])
 def test_verdicts_follow_the_data(tmp_path, flip, flipped):
     root = write_synthetic_results(tmp_path, **flip)
-    got = {s.key: s.verdict for s in verdict_sections.all_sections(analysis_results.load_results(root))}
+    sections = verdict_sections.all_sections(analysis_results.load_results(root))
+    got = {s.key: s.verdict for s in sections}
     assert set(got) == set(SECTIONS)
-    assert got == {key: flipped.get(key, "holds") for key in SECTIONS}
+    assert got == {key: flipped.get(key, HOLDS) for key in SECTIONS}
+    assert all(s.seeds == (2 if s.verdict is FEW else 0) for s in sections)  # FEW names its seeds
 
 
 def test_width_setting_beside_a_study_is_kept_apart(tmp_path):
@@ -180,15 +184,15 @@ def test_width_setting_beside_a_study_is_kept_apart(tmp_path):
     assert set(res.for_width().summary["model.width"]) == {"proportional"}
     got = {s.key: s.verdict for s in verdict_sections.all_sections(res)}
     alone = {s.key: s.verdict for s in verdict_sections.all_sections(analysis_results.load_results(fixed))}
-    assert got == dict(alone, extra="holds") and alone["quality"] == "does not hold"
-    assert alone["extra"] == "not observed in this setting"
+    assert got == dict(alone, extra=HOLDS) and alone["quality"] is FAILS
+    assert alone["extra"] is UNSEEN
 
 
 def test_gradient_disagreement_is_explained(tmp_path):
     res = analysis_results.load_results(write_synthetic_results(tmp_path, rms_shrinks=False))
     section = {s.key: s for s in verdict_sections.all_sections(res)}["gradients"]
-    assert section.notes[0].startswith("By the median: holds.")
-    assert section.notes[1].startswith("By the RMS: does not hold.")
+    assert [p.label.split()[0] for p in section.parts] == ["median", "RMS"]
+    assert [rules.verdict_of([p]) for p in section.parts] == [HOLDS, FAILS] and section.verdict is UNSURE
     assert section.notes[2].startswith("The two aggregates disagree.") and "unsaturated rows" in section.notes[2]
     assert "‖∂l/∂(q, k)‖ per row" in section.tables[0][0]  # iid probe: the gradient w.r.t. q and k
 

@@ -103,17 +103,17 @@ def test_the_report_says_which_seeds_chose_and_which_were_judged():
     import pandas as pd
 
     from experiments.analysis.tables import load
-    from experiments.analysis.verdicts import quality_seeds
+    from experiments.analysis.verdicts import quality_profile
 
     rows = [dict(seed=s, lr=lr, accuracy_auc=0.5 + lr) for s in range(3) for lr in (1e-3, 1e-2)]
     summary = pd.DataFrame(rows).assign(run_id=lambda d: [f"r{i}" for i in range(len(d))], task="assoc_recall",
                                         optimizer="adam", attention="scaled", d_k=16, status="completed",
                                         final_val_accuracy=0.9)
-    assert quality_seeds.phases(*_chosen(load.with_phase(summary, 8))) == []  # no confirmation anywhere: no note
+    assert quality_profile.phases(*_chosen(load.with_phase(summary, 8))) == []  # no confirmation anywhere: no note
     fresh = pd.concat([summary, summary.iloc[[1]].assign(seed=3, run_id="c3"),
                        summary.iloc[[1]].assign(seed=4, run_id="c4", attention="unscaled")])
     other = summary.assign(attention="unscaled", run_id=lambda d: "u" + d["run_id"])
-    lines = quality_seeds.phases(*_chosen(load.with_phase(pd.concat([fresh, other]), 3)))
+    lines = quality_profile.phases(*_chosen(load.with_phase(pd.concat([fresh, other]), 3)))
     assert lines == ["assoc_recall/adam: rates chosen on seeds 0–2; judged on confirmation seeds 3–4 in 2 of 2 "
                      "(variant, d_k)"]
 

@@ -13,6 +13,7 @@ import pytest
 
 from experiments import report
 from experiments.analysis.render import dashboard as dashboard_html
+from experiments.analysis.render.answer import answer_lines
 from experiments.analysis.render import every_variant as ev_words
 from experiments.analysis.stats import profile as sp
 from experiments.analysis.stats.intervals import mean_ci, paired_diff_ci
@@ -95,8 +96,10 @@ def test_the_reference_variant_is_declared_and_the_claim_stays_put():
         if r.variant != "additive":
             np.testing.assert_allclose(r.delta, paired_diff_ci(_seed_values(s, r.variant, r.d_k),
                                                                _seed_values(s, "additive", r.d_k)))
-    assert (by_scaled.verdict, by_scaled.reason, by_scaled.answer) == \
-        (by_additive.verdict, by_additive.reason, by_additive.answer)
+    assert (by_scaled.verdict, by_scaled.reason, answer_lines([by_scaled])) == \
+        (by_additive.verdict, by_additive.reason, answer_lines([by_additive]))
+    assert [(c.verdict, [p.answer for p in c.parts]) for c in by_scaled.cells] == \
+        [(c.verdict, [p.answer for p in c.parts]) for c in by_additive.cells]
     for (_, a), (_, b) in zip(by_scaled.tables, by_additive.tables):
         pd.testing.assert_frame_equal(a, b)
 
@@ -159,19 +162,20 @@ def test_an_unknown_reference_variant_is_one_line_and_exit_2(tmp_path, capsys, n
 
 def test_nothing_to_judge_reads_not_measured():
     nothing = quality_rules.not_measured("x", "q", "no runs")
-    assert rules.verdict_of([nothing, nothing]) == rules.UNMEASURED
-    assert rules.verdict_of([nothing, rules.judge("y", "q", [1.0, 1.1, 0.9], "above", 0)]) == rules.UNSURE
-    assert rules.verdict_of([rules.judge("y", "q", [1.0, 1.1], "above", 0)]) == rules.too_few(2)
-    assert at_init.gradient_verdict(at_init.gradient_rule({})) == rules.UNMEASURED
-    assert quality.overall([rules.UNMEASURED] * 2) == rules.UNMEASURED
-    assert quality.overall([rules.UNMEASURED, rules.HOLDS]) == rules.UNSURE
-    assert rules.UNMEASURED in rules.VERDICTS
+    assert rules.verdict_of([nothing, nothing]) is rules.UNMEASURED
+    assert rules.verdict_of([nothing, rules.judge("y", "q", [1.0, 1.1, 0.9], "above", 0)]) is rules.UNSURE
+    few = [rules.judge("y", "q", [1.0, 1.1], "above", 0)]
+    assert rules.verdict_of(few) is rules.FEW and rules.fewest(few) == 2
+    assert rules.fewest([nothing]) == 0  # n = 0 is not measured, not too few
+    assert at_init.gradient_verdict(at_init.gradient_rule({})) is rules.UNMEASURED
+    assert quality.overall([(rules.UNMEASURED, 0)] * 2) == (rules.UNMEASURED, 0)
+    assert quality.overall([(rules.UNMEASURED, 0), (rules.HOLDS, 0)]) == (rules.UNSURE, 0)
 
 
 def test_a_condition_without_the_claims_variants_is_not_measured():
     s = synthetic({"relu": OFFSETS["relu"], "additive": OFFSETS["additive"]})
     section = quality.quality(results_of(s))
-    assert section.verdict == rules.UNMEASURED
+    assert section.verdict is rules.UNMEASURED
     (c,) = section.variants  # its variants still have their rows, against no reference
     assert {r.variant for r in c.rows} == {"relu", "additive"} and not c.has_reference
 
@@ -181,11 +185,11 @@ def test_the_dashboard_shows_not_measured_apart_from_inconclusive(tmp_path):
     res = analysis_cli.load_configured(analysis_cli.compose_config([f"results_dir={tmp_path}"]))
     sections = verdict_sections.all_sections(res)
     verdicts = {s.key: s.verdict for s in sections}
-    assert verdicts["gradients"] == verdicts["cost"] == rules.UNMEASURED  # no probe, no cost table
+    assert verdicts["gradients"] is verdicts["cost"] is rules.UNMEASURED  # no probe, no cost table
     page = dashboard_html.render(res, sections, [], []).replace("&#x27;", "'")
     lines = dict(re.findall(r"<li><span class='claim'>([^<]+)</span> <span class='verdict ([^']+)'>", page))
     for s in sections:
-        assert (lines[s.title] == "v-not") == (s.verdict == rules.UNMEASURED), s.key
+        assert (lines[s.title] == "v-not") == (s.verdict is rules.UNMEASURED), s.key
 
 
 # --- why a d_k did not enter ---------------------------------------------------------------------
@@ -199,7 +203,9 @@ def test_never_run_is_told_apart_from_did_not_learn():
     assert p.why_unmeasured() == {qp.NOT_LEARNED: [4], qp.NEVER_RUN: [32]}
     rows = {r["d_k"]: r["scaled learned"] for r in qp.profile_rows(p, qp.ALIKE_MARGIN)}
     assert rows == {4: qp.SCALED_OUT[qp.NOT_LEARNED], 8: "yes", 16: "yes", 32: qp.SCALED_OUT[qp.NEVER_RUN]}
-    (said,) = quality.quality(results_of(s)).answer
+    (cell,) = quality.quality(results_of(s)).cells
+    assert cell.dk_profile.why_unmeasured() == {qp.NOT_LEARNED: [4], qp.NEVER_RUN: [32]}
+    (said,) = answer_lines([quality.quality(results_of(s))])
     assert f"{quality_rules.d_k_list([4])}: {qp.NOT_LEARNED}" in said
     assert f"{quality_rules.d_k_list([32])}: {qp.NEVER_RUN}" in said
 

@@ -13,7 +13,8 @@ from experiments.analysis import results as analysis_results
 from experiments.analysis.render import dashboard as dashboard_html
 from experiments.analysis.render import report as report_md
 from experiments.analysis.verdicts import sections as verdict_sections
-from experiments.analysis.verdicts.rules import judge
+from experiments.analysis.render.words import CSS_CLASS, rule_brief, verdict_words
+from experiments.analysis.verdicts.rules import FEW, judge
 from experiments.analysis.verdicts.section import estimates
 
 
@@ -41,7 +42,7 @@ def _auc_means(res, task, optimizer, d_k) -> dict[str, float]:
 
 def test_two_seeds_open_with_the_quick_look(two_seeds):
     res, sections, page, report = two_seeds
-    assert all("too few seeds" in s.verdict for s in sections if s.key != "cost")
+    assert all(s.verdict is FEW and s.seeds == 2 for s in sections if s.key != "cost")
     assert page.index("id='quick-look'") < page.index("id='first-screen'")
     headings = re.findall(r"^## (.+)$", report, re.M)
     assert headings[0] == "Quick look" and report.index("## Quick look") < report.index("| sub-claim |")
@@ -60,9 +61,9 @@ def test_enough_seeds_open_with_the_verdicts(three_seeds):
     assert report.index("| sub-claim | verdict | key number |") < report.index("## Common conditions")
     for s in sections:  # a line per sub-claim: its verdict and its key number, on the page and the report
         assert s.headline and s.headline != "not measured", s.key
-        line = f"<span class='claim'>{s.title}</span> <span class='verdict v-{s.verdict.split()[0]}'>"
+        line = f"<span class='claim'>{s.title}</span> <span class='verdict {CSS_CLASS[s.verdict]}'>"
         assert line in page.replace("&#x27;", "'")
-        assert f"| {s.title} | {s.verdict} | {s.headline} |" in report
+        assert f"| {s.title} | {verdict_words(s)} | {s.headline} |" in report
     first = page.index("id='first-screen'")
     assert first < page.index("<details id='rules'>") < page.index("<h2>Runs</h2>")
 
@@ -89,7 +90,7 @@ def test_report_states_common_conditions_once(three_seeds):
         elif s.key in ("quality", "extra"):  # training runs: what differs from every run's config
             assert "`train.batch_size`" not in conditions and "task `" in conditions, conditions
         rule = re.search(r"^\*\*Rule\.\*\* (.*)$", body, re.M).group(1)
-        assert rule.startswith(s.rule_brief) and rule.count(". ") == 1 and "docs/CLAIM.md" in rule, rule
+        assert rule.startswith(rule_brief(s)) and rule.count(". ") == 1 and "docs/CLAIM.md" in rule, rule
         assert "<details><summary>The rule as computed</summary>" in body
     quality = next(b for b in bodies if b.startswith("4. "))  # two conditions: a line each
     assert re.findall(r"^- task `(\w+)`; optimizer `(\w+)`", quality, re.M) == [("assoc_recall", "adam"),

@@ -21,7 +21,9 @@ from experiments.analysis.stats.intervals import mean_ci
 from experiments.analysis.verdicts import rules
 from experiments.analysis.figures import style
 from experiments.analysis.verdicts import quality as vq
-from experiments.analysis.verdicts.rules import FAILS, HOLDS, UNSURE
+from experiments.analysis.verdicts.rules import FAILS, HOLDS, UNMEASURED, UNSURE, Answer
+from experiments.analysis.verdicts import quality_profile as qp
+from experiments.analysis.render.answer import answer_lines
 from experiments.tasks import TASKS
 from experiments.tasks.mqar import MQARConfig
 
@@ -122,7 +124,8 @@ def test_one_lr_per_cell_still_works():
     assert not lr_select.has_grid(s)
     assert len(lr_select.at_best(s)) == len(s)
     section = vq.quality(results_of(s))
-    assert lr_select.NO_GRID in section.reason and f"lr views: {lr_select.NO_GRID}" in section.notes
+    assert [c.lr_verdict for c in section.cells] == [None]  # no lr view without a grid
+    assert f"lr views: {lr_select.NO_GRID}" in section.notes
     assert [c for c, _ in section.tables][2:] == ["Britz et al. 2017, Table 6 (newstest2013 BLEU, mean ± sd)"]
     with pytest.raises(style.Skip, match=lr_select.NO_GRID):
         figures_lr.optimal_lr(results_of(s))
@@ -140,8 +143,8 @@ def test_unscaled_optimum_halving_per_doubling_gives_slope_minus_one():
     est, lo, hi = (float(x) for x in mean_ci(slopes["unscaled"]))
     assert abs(est + 1) < 0.1 and lo < -0.8 and hi < 0
     verdict, parts, text = _lr_view(s)
-    assert verdict == vq.NOT_MEASURED  # no mup runs: the test that matters is not measured
-    assert "unscaled: slope of log2 best lr" in text and "predicted -1.0: reported" in text
+    assert verdict is UNMEASURED and "mup" not in parts  # no mup runs: the test that matters is not measured
+    assert parts["unscaled"].answer is Answer.REPORTED and parts["unscaled"].question == "predicted -1.0"
     assert "grid step 1.00 in log2 lr" in text
 
 
@@ -151,8 +154,8 @@ def test_mups_optimum_is_judged_flat_or_not(drift, expected):
     s = simulate(drift=drift, noise=0.002)
     s["attention"] = s["attention"].replace("unscaled", "mup")  # the drifting variant, named mup
     verdict, parts, text = _lr_view(s)
-    assert verdict == expected, text
-    assert "mup: slope of log2 best lr" in text and "flat: within ±" in text
+    assert verdict is expected, text
+    assert parts["mup"].answer is (Answer.YES if expected is HOLDS else Answer.NO)
 
 
 def test_a_seed_that_learned_nothing_has_no_best_lr():
@@ -170,20 +173,22 @@ def test_a_seed_that_learned_nothing_has_no_best_lr():
     (dict(gap=0.03), HOLDS),  # unscaled falls behind as d_k grows, alike at d_k = 8
     (dict(gap=-0.03), FAILS),  # unscaled pulls ahead: Δ slope below 0
     (dict(gap=0.03, noise=0.3), UNSURE),  # the same truth, drowned in noise
-    (dict(gap=0.03, n_seeds=2), rules.too_few(2)),
+    (dict(gap=0.03, n_seeds=2), rules.FEW),
 ])
 def test_quality_verdict_follows_the_data(kw, expected):
     section = vq.quality(results_of(simulate(**kw)))
-    assert section.verdict == expected, section.reason
+    assert section.verdict is expected, section.reason
+    assert section.seeds == (kw.get("n_seeds", 0) if expected is rules.FEW else 0)
     assert section.key == "quality" and {"quality", "steps_survival", "learning_curves"} <= set(section.figures)
 
 
 def test_quality_names_a_task_that_disagrees():
     s = pd.concat([simulate(gap=0.03), simulate(gap=-0.03, task="vector_retrieval", rng=1)])
     section = vq.quality(results_of(s))
-    assert section.verdict == UNSURE
-    assert "holds on 1 of 2: assoc_recall/adam" in section.reason
-    assert "does not hold on 1 of 2: vector_retrieval/adam" in section.reason
+    assert section.verdict is UNSURE
+    assert {c.name: c.verdict for c in section.cells} == {"assoc_recall/adam": HOLDS,
+                                                          "vector_retrieval/adam": FAILS}
+    assert "holds on 1 of 2: assoc_recall/adam" in section.reason  # the tally names each
     captions = [c for c, _ in section.tables]
     assert any(c.startswith("Optimal lr") for c in captions) and any(c.startswith("LR sensitivity") for c in captions)
 
@@ -195,34 +200,38 @@ def test_a_gap_between_runs_at_chance_is_not_measured():
     pair = s["attention"].isin(["additive", "unscaled"])  # chance 1/32
     s.loc[pair, "accuracy_auc"] = 1 / 32 + np.where(s.loc[pair, "attention"] == "additive", 0.01, 0.0)
     section = vq.quality(results_of(s))
-    assert f"(a) additive ahead of unscaled: not measured ({quality_rules.NONE_ENTERED})" in section.reason
-    assert section.verdict == UNSURE, section.reason
+    ahead = section.cells[0].parts[0]
+    assert ahead.label == "(a) additive ahead of unscaled" and ahead.n == 0  # not measured
+    assert section.verdict is UNSURE, section.reason
     s.loc[s["attention"] == "additive", "accuracy_auc"] = 0.5  # additive learns: (a) is judged again
-    assert quality_rules.NONE_ENTERED not in vq.quality(results_of(s)).reason
+    assert vq.quality(results_of(s)).cells[0].parts[0].n > 0
 
 
 def test_a_d_k_where_scaled_did_not_learn_is_not_measured():
     s = simulate(gap=0.03)
     s.loc[(s["attention"] == "scaled") & (s["d_k"] == 256), "accuracy_auc"] = 0.05  # under 25% of its best
     section = vq.quality(results_of(s))
-    assert section.verdict == UNSURE and "not measured at d_k = 256" in section.reason, section.reason
-    assert "the largest d_k, 256, not measured" in section.reason
+    assert section.verdict is UNSURE, section.reason
+    (cell,) = section.cells
+    assert cell.dk_profile.why_unmeasured() == {qp.NOT_LEARNED: [256]}
+    assert cell.dk_profile.entered(qp.FIX_PAIR)[0][-1] < 256  # the largest d_k did not enter
     profile = section.tables[0][1]
     assert profile.loc[profile["d_k"] == 256, "scaled learned"].item() == "no: not measured"
-    assert "Not measured at d_k = 256: scaled did not learn there." in section.answer[0]
+    assert "Not measured at d_k = 256: scaled did not learn there." in answer_lines([section])[0]
     lower = load.Results(None, s, None, None, None, declared={"learned_fraction": 0.01})
-    assert vq.quality(lower).verdict == FAILS  # the declared bar lets it in: scaled is behind there
+    assert vq.quality(lower).verdict is FAILS  # the declared bar lets it in: scaled is behind there
 
 
 def test_without_additive_only_the_fix_is_judged():
     s = simulate(gap=0.03)
     section = vq.quality(results_of(s[s["attention"] != "additive"]))
-    assert section.verdict == UNSURE  # (b) holds, (a) not measured
-    assert "(a) additive against unscaled: not measured (no additive runs" in section.reason
-    assert "(b) scaled ahead of unscaled: ahead by more than 0.05 from d_k = " in section.reason
-    assert "(ahead at d_k = 256: yes" in section.reason
+    assert section.verdict is UNSURE  # (b) holds, (a) not measured
+    (cell,) = section.cells
+    additive, fix = cell.parts
+    assert additive.n == 0 and cell.crossover is None  # no additive runs: not measured
+    assert fix.label == "(b) scaled ahead of unscaled" and fix.answer is Answer.YES and cell.fix_from is not None
     assert list(section.tables[1][1]["d_k"]) == list(D_KS)
-    assert "Additive was not run." in section.answer[0]
+    assert "Additive was not run." in answer_lines([section])[0]
 
 
 def test_best_lr_is_what_the_verdict_compares():
@@ -269,7 +278,7 @@ def test_lr_figures_and_report_on_a_grid(tmp_path):
     links = [line.split("](")[1].rstrip(")") for line in text.splitlines() if line.startswith("![")]
     assert "figures/optimal_lr.png" in links and all((tmp_path / link).exists() for link in links)
     assert "*Optimal lr (chosen on validation AUC) per variant × d_k × task*" in text
-    assert "edge: low" in text and f"lr view (c): {vq.NOT_MEASURED}" in text
+    assert "edge: low" in text and f"lr view (c): {vq.lr_words(UNMEASURED, {})}" in text
     assert text.index("## The answer") < text.index("| sub-claim | verdict |")
     assert "figures/profile.png" in links
 

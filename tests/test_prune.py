@@ -195,9 +195,14 @@ def test_replay_reads_every_cell_and_clause_of_the_verdicts(tmp_path):
     from experiments.analysis import results
     from experiments.analysis.verdicts import replay
 
+    from experiments.analysis.verdicts.rules import FEW, HOLDS, Answer, Verdict
+
     r = replay.readings(results.load_results(write_synthetic_results(tmp_path)))
     assert {"quality assoc_recall/adam: verdict", "quality mqar/sgd: verdict"} <= set(r)
-    for key in ("variance", "saturation", "jacobian", "quality"):
-        assert any(k.startswith(f"{key} #") for k in r), key
-    assert set(r.values()) <= {"yes", "no", "unclear", "few", "holds", "does not hold", "inconclusive",
-                               "not observed in this setting"}
+    assert r["quality assoc_recall/adam: verdict"] == (HOLDS, 0)
+    for key in ("variance: unscaled slope", "saturation: scaled", "jacobian: unscaled median ‖J‖_F slope",
+                "quality assoc_recall/adam: (a) additive ahead of unscaled",
+                "quality mqar/sgd: (b) scaled ahead of unscaled"):
+        assert r[key] is Answer.YES, key
+    assert all(isinstance(v, Answer) or (isinstance(v[0], Verdict) and isinstance(v[1], int)) for v in r.values())
+    assert replay._text((FEW, 2)) == "inconclusive (too few seeds: n = 2 < 3)" and replay._text(None) == "absent"

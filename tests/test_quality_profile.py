@@ -1,6 +1,7 @@
 """Sub-claim 4 on the d_k profile, at the verdict level: each clause (alike range, ahead range,
 crossover, fix-from) can come out either way on plausible data at the declared margin and 8 seeds
 (the power before running); the profile figure, the answer and the declared margins' checks."""
+import dataclasses
 import math
 
 import numpy as np
@@ -11,10 +12,11 @@ from experiments import report
 from experiments.analysis.figures import profile as figures_profile
 from experiments.analysis.figures import style
 from experiments.analysis.render import dashboard
+from experiments.analysis.render.answer import answer_lines
 from experiments.analysis.tables import load
 from experiments.analysis.verdicts import quality as vq
 from experiments.analysis.verdicts import quality_profile as qp
-from experiments.analysis.verdicts.rules import HOLDS, verdict_of
+from experiments.analysis.verdicts.rules import HOLDS, Answer, verdict_of
 from experiments.analysis.verdicts.section import Section
 
 D_KS = [2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
@@ -44,9 +46,9 @@ def readings(add_truth, fix_truth, rng):
 def rates(add_truth, fix_truth, seed):
     rng = np.random.default_rng(seed)
     runs = [readings(add_truth, fix_truth, rng) for _ in range(REPS)]
-    return {"holds": np.mean([r[0] == HOLDS for r in runs]),
-            "ahead yes": np.mean([r[1] == "yes" for r in runs]),
-            "alike yes": np.mean([r[2] == "yes" for r in runs]),
+    return {"holds": np.mean([r[0] is HOLDS for r in runs]),
+            "ahead yes": np.mean([r[1] is Answer.YES for r in runs]),
+            "alike yes": np.mean([r[2] is Answer.YES for r in runs]),
             "d* found": np.mean([r[3] is not None for r in runs]),
             "d* median": float(np.median([r[3] for r in runs if r[3] is not None] or [math.nan])),
             "fix from 64": np.mean([r[4] == 64 for r in runs]),
@@ -94,13 +96,16 @@ def _summary(rng=0) -> pd.DataFrame:
 def test_the_answer_figure_and_dashboard_block():
     res = load.Results(None, _summary(), None, None, None)
     section = vq.quality(res)
-    (line,) = section.answer
-    assert line.startswith("**assoc_recall/adam** (") and "Additive crosses unscaled at d* = " in line
-    assert "Whether muP's rate transfers: not measured (no mup runs)." in line
+    (cell,) = section.cells
+    assert cell.name == "assoc_recall/adam" and cell.crossover.d_star is not None  # additive crosses unscaled
+    assert "mup" not in cell.lr_parts  # muP's transfer: not measured
+    (line,) = answer_lines([section])
+    assert line.startswith("**assoc_recall/adam** (")
     block = dashboard.answer_html([section])
     assert block.startswith("<h2>The answer</h2>") and "<strong>assoc_recall/adam</strong>" in block
     assert dashboard.answer_html([]) == ""
-    assert dashboard.answer_html([Section("q", "", "", [], "", "", "", "", answer=["<b>&"])]).count("&lt;b&gt;&amp;")
+    odd = dataclasses.replace(cell, dk_profile=dataclasses.replace(cell.dk_profile, name="<b>&"))
+    assert dashboard.answer_html([Section("q", "", "", [], "", HOLDS, "", "", cells=[odd])]).count("&lt;b&gt;&amp;")
     ((name, fig),) = figures_profile.profile(res)
     assert name == "profile" and len(fig.axes) == 1
     style.close(fig)

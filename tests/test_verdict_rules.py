@@ -1,7 +1,7 @@
 """Every clause of every verdict rule, driven each way by per-seed data near its threshold:
-just inside (holds), just outside (does not hold), straddling (inconclusive), and with too
-few seeds (inconclusive (too few seeds ...)). The rules are pure functions
-(verdicts_attn, quality_rules, verdicts_train, verdicts_mup); the folder-level wiring is in test_analysis."""
+just inside (HOLDS), just outside (FAILS), straddling (UNSURE), and with too few seeds (FEW,
+with the fewest seeds a clause had). The rules are pure functions (at_init, quality_rules, cost,
+mup); the folder-level wiring is in test_analysis."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from experiments.analysis.verdicts import at_init as va
 from experiments.analysis.verdicts import mup as vm
 from experiments.analysis.verdicts import quality as vq
 from experiments.analysis.verdicts import cost as vt
-from experiments.analysis.verdicts.rules import FAILS, HOLDS, UNSEEN, UNSURE
+from experiments.analysis.verdicts.rules import FAILS, FEW, HOLDS, UNSEEN, UNSURE, Answer
 
 SD = 0.002  # seed spread of "tight" data: the 95% t half-width at n = 3 is 2.48 SD ≈ 0.005
 NEAR = 0.012  # how far inside/outside a threshold "near" data sit (> the half-width)
@@ -32,7 +32,7 @@ def wide(center: float, sd: float = 0.05, n: int = 3) -> np.ndarray:
     return center + (tight(0.0, n) / SD) * sd
 
 
-def _drive(rule, base: dict, key: str, value) -> str:
+def _drive(rule, base: dict, key: str, value) -> rules.Verdict:
     args = {k: dict(v) for k, v in base.items()}
     group, name = key.split(".")
     args[group][name] = value
@@ -48,7 +48,7 @@ def _clauses(kind: str, lo: float, hi: float | None = None):
     return [(tight(lo + inside), HOLDS), (tight(lo - inside), FAILS), (tight(lo), UNSURE)]
 
 
-def _mup(end: dict) -> str:
+def _mup(end: dict) -> rules.Verdict:
     parts = vm.mup_rule(end)
     return vm.mup_verdict(parts, vm.blind_spots("proportional", "d_k × n_heads", 0.1, parts))
 
@@ -102,9 +102,15 @@ def test_each_clause_with_too_few_seeds(name):
         group, k = key.split(".")
         got = _drive(rule, base, key, base[group][k][:stats.MIN_SEEDS - 1])
         if name == "gradients":  # the other aggregate holds: they do not agree
-            assert got == UNSURE
+            assert got is UNSURE
         else:
-            assert got == rules.too_few(stats.MIN_SEEDS - 1), (name, key, got)
+            assert got is FEW, (name, key, got)
+
+
+def test_too_few_seeds_names_the_fewest():
+    parts = va.variance_rule({"unscaled": tight(1.0)[:2], "scaled": tight(0.0)})
+    assert rules.verdict_of(parts) is FEW and rules.fewest(parts) == 2
+    assert rules.fewest(va.variance_rule({"unscaled": tight(1.0), "scaled": tight(0.0)})) == 0
 
 
 def test_gradient_aggregates_agreeing_and_not():
@@ -125,7 +131,7 @@ def test_mup_not_observed_where_the_setting_cannot_show_it():
     blind = vm.blind_spots("proportional", "d_k", 0.1, noisy)
     assert len(blind) == 1 and blind[0].startswith("no power") and vm.mup_verdict(noisy, blind) == UNSEEN
     decided = vm.mup_rule({"scaled": wide(1.0, sd=0.2), "mup": tight(0.0)})  # wide, yet clearly above
-    assert decided[0].answer == "yes" and decided[0].detectable > T
+    assert decided[0].answer is Answer.YES and decided[0].detectable > T
     assert vm.blind_spots("proportional", "d_k", 0.1, decided) == []  # power enough for its answer
 
 
@@ -140,11 +146,15 @@ def _profile(small, large, n=8):
     return np.stack([tight(small, n), tight(large, n), tight(large, n)], axis=1)
 
 
-def _quality(small, large, n=8) -> str:
+def _quality_parts(small, large, n=8) -> list[rules.Part]:
     diffs = _profile(small, large, n)
     cross = qr.crossover_of(D_KS, diffs)
-    return rules.verdict_of([qr.ahead_part(D_KS, diffs, 1024, MARGIN), qr.alike_part(D_KS, diffs, MARGIN, cross),
-                             qr.fix_part(D_KS, diffs, MARGIN, 1024)])
+    return [qr.ahead_part(D_KS, diffs, 1024, MARGIN), qr.alike_part(D_KS, diffs, MARGIN, cross),
+            qr.fix_part(D_KS, diffs, MARGIN, 1024)]
+
+
+def _quality(small, large, n=8) -> rules.Verdict:
+    return rules.verdict_of(_quality_parts(small, large, n))
 
 
 @pytest.mark.parametrize("large, expected", [
@@ -158,7 +168,7 @@ def test_quality_additive_ahead_at_large_d_k(large, expected):
 
 def test_quality_neither_ahead_nor_alike_at_large_d_k():
     diffs = np.stack([tight(0.0, 8), wide(0.02, n=8), wide(0.02, n=8)], axis=1)  # seeds spread across 0
-    assert qr.ahead_part(D_KS, diffs, 1024, MARGIN).answer == "unclear"
+    assert qr.ahead_part(D_KS, diffs, 1024, MARGIN).answer is Answer.UNCLEAR
 
 
 @pytest.mark.parametrize("small, expected", [
@@ -175,14 +185,14 @@ def test_alike_is_tested_below_d_star_only():
     cross = qr.crossover_of(D_KS, diffs)
     assert 8 < cross.d_star < 64
     part = qr.alike_part(D_KS, diffs, MARGIN, cross)
-    assert part.answer == "no" and "d_k = 8" in part.reading and "power" in part.reading
+    assert part.answer is Answer.NO and "d_k = 8" in part.reading and "power" in part.reading
     flat = qr.alike_part(D_KS, _profile(0.0, 0.0), MARGIN, qr.crossover_of(D_KS, _profile(0.0, 0.0)))
-    assert flat.answer == "yes" and "d_k = 8, 64, 1024" in flat.reading  # no crossing: every d_k
+    assert flat.answer is Answer.YES and "d_k = 8, 64, 1024" in flat.reading  # no crossing: every d_k
 
 
 def test_a_largest_d_k_not_measured_cannot_hold():
     diffs = _profile(0.0, 0.2)[:, :2]  # d_k 1024 did not enter
-    assert qr.ahead_part(D_KS[:2], diffs, 1024, MARGIN).answer == "unclear"
+    assert qr.ahead_part(D_KS[:2], diffs, 1024, MARGIN).answer is Answer.UNCLEAR
     assert "1024, not measured" in qr.fix_part(D_KS[:2], diffs, MARGIN, 1024).text()
     assert qr.ahead_part([], diffs[:, :0], 1024, MARGIN).text().endswith(f"not measured ({qr.NONE_ENTERED})")
 
@@ -190,38 +200,39 @@ def test_a_largest_d_k_not_measured_cannot_hold():
 def test_quality_fix_from_which_d_k():
     diffs = np.stack([tight(0.01, 8), tight(0.1, 8), tight(0.3, 8)], axis=1)
     assert qr.fix_from(D_KS, diffs, MARGIN) == 64  # 0.01 is ahead of 0 but not of the margin
-    assert qr.fix_part(D_KS, diffs, MARGIN, 1024).answer == "yes"
-    assert qr.fix_part(D_KS, -diffs, MARGIN, 1024).answer == "no"
+    assert qr.fix_part(D_KS, diffs, MARGIN, 1024).answer is Answer.YES
+    assert qr.fix_part(D_KS, -diffs, MARGIN, 1024).answer is Answer.NO
 
 
 def test_lr_slope_judged_on_a_flat_prediction_only():
-    assert qr.lr_slope_part("mup", tight(0.0), 0.1, 0.0).answer == "yes"
-    assert qr.lr_slope_part("mup", tight(-0.5), 0.1, 0.0).answer == "no"
-    assert qr.lr_slope_part("mup", wide(0.0, sd=0.2), 0.1, 0.0).answer == "unclear"
+    assert qr.lr_slope_part("mup", tight(0.0), 0.1, 0.0).answer is Answer.YES
+    assert qr.lr_slope_part("mup", tight(-0.5), 0.1, 0.0).answer is Answer.NO
+    assert qr.lr_slope_part("mup", wide(0.0, sd=0.2), 0.1, 0.0).answer is Answer.UNCLEAR
     scaled = qr.lr_slope_part("scaled", tight(-0.3), 0.1, -0.5)
-    assert scaled.answer == "reported" and "predicted -0.5" in scaled.text()
-    assert qr.lr_slope_part("mup", tight(0.0, 2), 0.1, 0.0).answer == "few"
+    assert scaled.answer is Answer.REPORTED and "predicted -0.5" in scaled.text()
+    assert qr.lr_slope_part("mup", tight(0.0, 2), 0.1, 0.0).answer is Answer.FEW
 
 
 def test_quality_with_too_few_seeds_and_overall():
-    assert _quality(0.0, 0.2, n=2) == rules.too_few(2)
-    assert vq.overall([HOLDS, HOLDS]) == HOLDS and vq.overall([FAILS, FAILS]) == FAILS
-    assert vq.overall([HOLDS, FAILS]) == UNSURE and vq.overall([]) == UNSURE
-    assert vq.overall([rules.too_few(2)] * 2) == rules.too_few(2)
+    parts = _quality_parts(0.0, 0.2, n=2)
+    assert rules.verdict_of(parts) is FEW and rules.fewest(parts) == 2
+    assert vq.overall([(HOLDS, 0)] * 2) == (HOLDS, 0) and vq.overall([(FAILS, 0)] * 2) == (FAILS, 0)
+    assert vq.overall([(HOLDS, 0), (FAILS, 0)]) == (UNSURE, 0) and vq.overall([]) == (UNSURE, 0)
+    assert vq.overall([(FEW, 2), (FEW, 3)]) == (FEW, 2)  # the first condition's count
 
 
 # --- 5: cost ---------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("time_ratio, fastest, slowest, memory, expected", [
-    (1.51, 2.0, 1.0, 1.51, "yes"),
-    (1.51, 2.0, 1.0, 1.49, "unclear"),  # memory ratio short of the factor
-    (1.51, 2.0, 1.0, 1.00, "no"),  # no memory saved at all
-    (1.49, 2.0, 1.0, 1.51, "unclear"),  # time ratio short of the factor
-    (1.00, 2.0, 1.0, 9.00, "no"),  # not slower
-    (1.51, 1.0, 1.0, 1.51, "unclear"),  # additive's fastest repeat not beyond scaled's slowest
+    (1.51, 2.0, 1.0, 1.51, Answer.YES),
+    (1.51, 2.0, 1.0, 1.49, Answer.UNCLEAR),  # memory ratio short of the factor
+    (1.51, 2.0, 1.0, 1.00, Answer.NO),  # no memory saved at all
+    (1.49, 2.0, 1.0, 1.51, Answer.UNCLEAR),  # time ratio short of the factor
+    (1.00, 2.0, 1.0, 9.00, Answer.NO),  # not slower
+    (1.51, 1.0, 1.0, 1.51, Answer.UNCLEAR),  # additive's fastest repeat not beyond scaled's slowest
 ])
 def test_cost_rule_near_its_thresholds(time_ratio, fastest, slowest, memory, expected):
-    assert vt.cost_rule(time_ratio, fastest, slowest, memory) == expected
+    assert vt.cost_rule(time_ratio, fastest, slowest, memory) is expected
 
 
 # --- clause text: interval, answer and power in every line -------------------------------

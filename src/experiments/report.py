@@ -10,6 +10,7 @@ import sys
 
 from experiments.analysis.tables import load
 from experiments.analysis.render import report as report_md
+from experiments.analysis.render.words import verdict_words
 from experiments.analysis.verdicts import sections as verdict_sections
 from experiments.app import analysis_cli
 from experiments.store.results import atomic_write_text
@@ -19,7 +20,7 @@ def run(res: load.Results) -> None:
     sections = verdict_sections.all_sections(res)
     atomic_write_text(res.root / "REPORT.md", report_md.render(res, sections))
     for s in sections:
-        print(f"{s.title}: {s.verdict}")
+        print(f"{s.title}: {verdict_words(s)}")
     print(f"wrote {res.root / 'REPORT.md'}")
 
 

@@ -1,7 +1,7 @@
 """The pruning replay as a job: read a study's tables, replay train.prune on them, write the figures.
 
 `run(cfg)` is what `python -m experiments.replay` runs: analysis.prune_replay
-stops the lanes the rule would have stopped, analysis.replay_figures compares
+stops the lanes the rule would have stopped, analysis.verdicts.replay compares
 the result with the study as trained, and ${results_dir}/pruning_replay.json
 holds the figures, overall and per cell, with the rule that made them.
 """
@@ -17,7 +17,7 @@ from omegaconf import DictConfig, OmegaConf
 from experiments.analysis.lr import prune_replay
 from experiments.analysis.tables import diverged as run_status
 from experiments.analysis.tables import load
-from experiments.analysis.verdicts import replay as replay_figures
+from experiments.analysis.verdicts import replay
 from experiments.app import progress
 from experiments.app.analysis_cli import check_results_dir, folder_overrides
 from experiments.app.config import validate_prune
@@ -45,7 +45,7 @@ def validate(cfg: DictConfig) -> None:
     validate_prune(cfg.prune, "prune")
     # the tuning cell need not be in this study (a rule tuned elsewhere holds every cell out); it must be a cell
     optimizers = sorted(p.stem for p in (Path(CONF_DIR) / "optimizer").glob("*.yaml"))
-    cells = [replay_figures.cell_name(t, o) for o in optimizers for t in sorted(TASKS)]
+    cells = [replay.cell_name(t, o) for o in optimizers for t in sorted(TASKS)]
     if cfg.tuning_cell not in cells:
         raise ValueError(f"tuning_cell: must be <optimizer>_<task>, one of {', '.join(cells)}, "
                          f"got {cfg.tuning_cell!r}")
@@ -73,7 +73,7 @@ def run(cfg: DictConfig) -> dict:
     rule = rule_of(cfg)
     summary, history = prune_replay.replay(tables["summary"], tables["history"], rule)
     out = {"rule": dataclasses.asdict(rule), "tuning_cell": cfg.tuning_cell,
-           **replay_figures.figures(tables, summary, history, root, _primary(cfg))}
+           **replay.measures(tables, summary, history, root, _primary(cfg))}
     atomic_write_text(root / OUTPUT, json.dumps(out, indent=2) + "\n")
     for name, c in out["cells"].items():
         role = "tuning" if name == cfg.tuning_cell else "held out"

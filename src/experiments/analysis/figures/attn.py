@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from experiments.analysis.tables import load
-from experiments.analysis.tables import diverged as status
+from experiments.analysis.tables import diverged
 from experiments.analysis.figures import style
 from experiments.analysis.stats.intervals import fmt_ci, slope_ci
 from experiments.analysis.figures.style import Skip
@@ -26,12 +26,12 @@ def sources(res: load.Results) -> list[tuple[str, pd.DataFrame]]:
         n = ", ".join(f"{k:g}" for k in sorted(probe["n_keys"].unique())) if "n_keys" in probe else "?"
         out.append((f"probe at init — iid inputs, n_keys={n}", probe))
     if res.history is not None:
-        trained = status.without_diverged(hist, res.summary)
+        trained = diverged.without_diverged(hist, res.summary)
         n_div = hist["run_id"].nunique() - trained["run_id"].nunique()
         if len(trained):
             end = load.end_rows(trained)
             out.append((f"end of training (step {int(end['step'].max())}) — {tag}"
-                        f"{status.left_out(n_div)}", end))
+                        f"{diverged.left_out(n_div)}", end))
     if not out:
         raise Skip("no history.parquet and no probe.parquet")
     return out
@@ -136,10 +136,10 @@ def logit_growth(res):
         raise Skip("no history.parquet with logit_std")
     cond = res.primary
     everything = load.at_condition(res.history, cond)
-    hist = status.without_diverged(everything, res.summary)
+    hist = diverged.without_diverged(everything, res.summary)
     if hist.empty:
         raise Skip(f"every run of {cond[0]}, {cond[1]} diverged")
-    note = status.left_out(everything["run_id"].nunique() - hist["run_id"].nunique())
+    note = diverged.left_out(everything["run_id"].nunique() - hist["run_id"].nunique())
     end = _ordered(load.per_seed(load.end_rows(hist), "logit_std"))
     fig, axes = style.new_figure(1, 2, width=5.0, height=3.6)
     ax = axes[0][0]

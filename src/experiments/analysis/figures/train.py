@@ -9,7 +9,7 @@ import pandas as pd
 
 from experiments.analysis.tables import load
 from experiments.analysis.lr import select as lr_select
-from experiments.analysis.tables import diverged as status
+from experiments.analysis.tables import diverged
 from experiments.analysis.figures import style
 from experiments.analysis.figures.style import Skip
 from experiments.analysis.tables.cost import cost_pairs
@@ -42,7 +42,7 @@ def quality(res):
     s = s.sort_values("attention", key=lambda c: c.map(order), kind="stable")
     for r, cond in enumerate(conds):
         sub = load.at_condition(s, cond)
-        done = status.completed(sub)
+        done = diverged.completed(sub)
         for c, (column, ylabel) in enumerate(QUALITY_PANELS):
             ax = axes[r][c]
             if column == "steps_to_threshold" and not done["reached"].any():
@@ -53,11 +53,11 @@ def quality(res):
             else:
                 style.mean_band(ax, load.per_seed(done, column).sort_values(
                     "attention", key=lambda a: a.map(order), kind="stable"), column)
-            style.mark_diverged(ax, status.counts(sub))
+            style.mark_diverged(ax, diverged.counts(sub))
             style.dk_axis(ax, sub["d_k"])
             ax.set_ylabel(ylabel)
             ax.set_title(f"{cond[0]}, {cond[1]}")
-    style.legend(axes[0][-1], diverged=len(status.diverged(s)))  # every row drawn: all their variants
+    style.legend(axes[0][-1], diverged=len(diverged.diverged(s)))  # every row drawn: all their variants
     return [("quality", fig)]
 
 
@@ -75,7 +75,7 @@ def learning_curves(res):
     if res.history is None:
         raise Skip("no history.parquet")
     out = []
-    broken = set(status.diverged(res.summary)["run_id"])
+    broken = set(diverged.diverged(res.summary)["run_id"])
     best = None if res.summary is None else set(lr_select.at_best(res.summary, res.history)["run_id"])
     for cond in load.conditions(res.history.drop_duplicates("run_id")):
         hist = load.at_condition(res.history, cond)
@@ -126,7 +126,7 @@ def steps_survival(res):
     out = []
     best = lr_select.at_best(res.summary, res.history)
     for cond in load.conditions(res.summary):
-        s = status.completed(load.at_condition(best, cond))
+        s = diverged.completed(load.at_condition(best, cond))
         variants = load.variant_order(s["attention"].unique())
         d_ks = sorted(s["d_k"].unique())
         fig, axes = style.new_figure(1, len(d_ks), width=_column_width(d_ks), height=2.0, sharey=True)

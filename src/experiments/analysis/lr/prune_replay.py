@@ -16,7 +16,7 @@ import pandas as pd
 
 from experiments.training import prune
 
-from experiments.analysis.tables import diverged as status
+from experiments.analysis.tables import diverged
 
 JOB = ["experiment", "task", "optimizer", "attention", "d_k"]
 
@@ -45,12 +45,12 @@ def replay_job(s: pd.DataFrame, h: pd.DataFrame, rule: prune.PruneRule) -> dict[
         return {}
     acc = np.full((len(rates), len(seeds), n_evals), np.nan)
     n_done = np.zeros((len(rates), len(seeds)), int)
-    diverged = np.zeros_like(n_done, bool)
+    broke = np.zeros_like(n_done, bool)
     ids = np.full(n_done.shape, "", dtype=object)
     lane = {(r, sd): (rates.index(r), seeds.index(sd)) for r in rates for sd in seeds}
     for row in s.itertuples():
         ids[lane[(row.lr, row.seed)]] = row.run_id
-        diverged[lane[(row.lr, row.seed)]] = row.status == status.DIVERGED
+        broke[lane[(row.lr, row.seed)]] = row.status == diverged.DIVERGED
     for rid, g in h[h["run_id"].isin(set(s["run_id"]))].groupby("run_id"):
         where = np.argwhere(ids == rid)[0]
         js = [col[int(x)] for x in g["step"] if int(x) in col]
@@ -59,7 +59,7 @@ def replay_job(s: pd.DataFrame, h: pd.DataFrame, rule: prune.PruneRule) -> dict[
     running = np.ones(len(rates), bool)
     out: dict[str, tuple[int, float]] = {}
     for k in range(2, n_evals):
-        known = diverged & (n_done <= k)
+        known = broke & (n_done <= k)
         curves = prune.held_curves(acc.reshape(-1, n_evals), np.minimum(n_done, k).ravel(),
                                    known.ravel(), k).reshape(len(rates), len(seeds), k)
         stop = prune.to_stop(curves, running, n_evals, rule)
@@ -84,7 +84,7 @@ def replay(summary: pd.DataFrame, history: pd.DataFrame, rule: prune.PruneRule):
     at = s["run_id"].map(lambda r: stopped.get(r, (np.nan, np.nan, np.nan)))
     hit = s["run_id"].isin(set(stopped))
     s["pruned_at_step"] = [a[0] for a in at]
-    s.loc[hit, "status"] = status.PRUNED
+    s.loc[hit, "status"] = diverged.PRUNED
     s.loc[hit, "steps_done"] = s.loc[hit, "pruned_at_step"]
     s.loc[hit, "accuracy_auc"] = [a[1] for a in at[hit]]
     s["accuracy_auc_bound"] = [a[2] for a in at]

@@ -41,7 +41,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from experiments.analysis.tables import diverged as status
+from experiments.analysis.tables import diverged
 from experiments.store.results import LATER_KEYS
 
 CELL = ["task", "optimizer", "attention", "d_k"]
@@ -107,14 +107,14 @@ def scored(summary: pd.DataFrame, history: pd.DataFrame | None = None) -> pd.Dat
     `val_final`: accuracy_auc and final_val_accuracy, a diverged run at chance (its own values
     are not kept), and `pruned_rate`: some run of that cell at that rate was pruned."""
     out = summary.reset_index(drop=True).assign(lr=lr_values(summary).to_numpy())  # one row, one label
-    out["pruned_rate"] = status.pruned(out).groupby([out[c] for c in CELL] + [out["lr"]],
+    out["pruned_rate"] = diverged.pruned(out).groupby([out[c] for c in CELL] + [out["lr"]],
                                                     dropna=False).transform("any")
-    broken = out.index.isin(status.diverged(out).index)
+    broken = out.index.isin(diverged.diverged(out).index)
     out["chance"] = chance(out, history)
     for col, name in SCORES.items():
         values = out[col].astype(float) if col in out else pd.Series(math.nan, index=out.index)
         if col == "accuracy_auc" and "accuracy_auc_bound" in out:
-            values = values.where(~status.pruned(out), out["accuracy_auc_bound"].astype(float))
+            values = values.where(~diverged.pruned(out), out["accuracy_auc_bound"].astype(float))
         out[name] = values.where(~broken, out["chance"])
     return out
 
@@ -141,7 +141,7 @@ def lr_means(sc: pd.DataFrame) -> pd.DataFrame:
     """Per (cell, lr), over the selection seeds: means of val_auc and val_final, seeds, diverged
     runs (from `scored`)."""
     sc = selecting(sc)
-    g = sc.assign(_div=sc.index.isin(status.diverged(sc).index),
+    g = sc.assign(_div=sc.index.isin(diverged.diverged(sc).index),
                   pruned_rate=sc["pruned_rate"] if "pruned_rate" in sc else False)
     g = g.groupby(CELL + ["lr"], dropna=False)
     return g.agg(val_auc=("val_auc", "mean"), val_final=("val_final", "mean"),

@@ -22,7 +22,8 @@ from experiments.analysis.render import every_variant as ev
 from experiments.analysis.render import quick_look
 from experiments.analysis.render.dashboard_js import CSS, JS
 from experiments.analysis.figures.catalog import Rendered
-from experiments.analysis.verdicts.answer import answer_lines
+from experiments.analysis.render.answer import answer_lines
+from experiments.analysis.render.words import CSS_CLASS, rule, verdict_words
 from experiments.analysis.verdicts.section import Section
 
 RUN_COLUMNS = ["run_id", "attention", "d_k", "seed", "task", "optimizer", "lr", "experiment", "status",
@@ -63,15 +64,11 @@ def runs_payload(res: load.Results) -> dict:
 ANSWER_FIGURES = ("profile", "quality")
 
 
-def _verdict_class(verdict: str) -> str:
-    return "v-" + verdict.split()[0]
-
-
 def verdict_lines(sections: list[Section]) -> str:
     """One line per sub-claim: its title, its verdict and its key number."""
     items = "".join(
         f"<li><span class='claim'>{html.escape(s.title)}</span> "
-        f"<span class='verdict {_verdict_class(s.verdict)}'>{html.escape(s.verdict)}</span>"
+        f"<span class='verdict {CSS_CLASS[s.verdict]}'>{html.escape(verdict_words(s))}</span>"
         f"<br><span class='key'>{html.escape(s.headline or _clip(s.reason))}</span></li>" for s in sections)
     return f"<ul id='verdict-lines'>{items}</ul>"
 
@@ -84,8 +81,8 @@ def _clip(text: str, limit: int = 160) -> str:
 def rules_html(sections: list[Section]) -> str:
     """Each sub-claim's rule and the clauses it measured, folded."""
     rows = "".join(
-        f"<tr><td>{html.escape(s.title)}</td><td class='{_verdict_class(s.verdict)}'>{html.escape(s.verdict)}</td>"
-        f"<td>{html.escape(' '.join([s.reason, *s.notes]))}</td><td>{html.escape(s.rule)}</td></tr>" for s in sections)
+        f"<tr><td>{html.escape(s.title)}</td><td class='{CSS_CLASS[s.verdict]}'>{html.escape(verdict_words(s))}</td>"
+        f"<td>{html.escape(' '.join([s.reason, *s.notes]))}</td><td>{html.escape(rule(s))}</td></tr>" for s in sections)
     return ("<details id='rules'><summary>How each verdict is decided: the rules and the measured clauses"
             "</summary><table id='verdicts'><colgroup><col style='width:14%'><col style='width:10%'>"
             "<col style='width:38%'><col style='width:38%'></colgroup><thead><tr><th>sub-claim</th>"
@@ -138,7 +135,7 @@ def every_variant_html(sections: list[Section]) -> str:
 
 
 def answer_html(sections: list[Section]) -> str:
-    """The answer sentences of verdicts.answer as a list ('' where there are none); a cell's
+    """The answer sentences of render.answer as a list ('' where there are none); a cell's
     **name** becomes bold, everything else is escaped."""
     lines = answer_lines(sections)
     if not lines:
@@ -149,7 +146,7 @@ def answer_html(sections: list[Section]) -> str:
 
 
 def first_screen(res: load.Results, sections: list[Section], rendered: list[Rendered], answer: str = "") -> str:
-    """The answer block (HTML, from verdicts.answer), the quick look (when too few seeds), the
+    """The answer block (HTML, from render.answer), the quick look (when too few seeds), the
     answer's figure beside the verdict lines, the rules folded."""
     top = answer_figure(rendered)
     figure = figure_html(top, "answer-figure") if top else "<p id='answer-figure'>no figure of the answer drawn</p>"

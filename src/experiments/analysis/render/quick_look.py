@@ -13,7 +13,7 @@ import pandas as pd
 
 from experiments.analysis.lr import select as lr_select
 from experiments.analysis.stats.intervals import MIN_SEEDS
-from experiments.analysis.tables import diverged as status
+from experiments.analysis.tables import diverged
 from experiments.analysis.tables import load
 
 METRICS = (("test_accuracy", "mean test accuracy"), ("accuracy_auc", "mean accuracy AUC"))
@@ -23,7 +23,7 @@ CELL = ["task", "optimizer", "attention", "d_k"]
 
 def seeds_per_cell(summary: pd.DataFrame | None) -> int:
     """The most seeds any (task, optimizer, variant, d_k) cell has among its completed runs."""
-    done = status.completed(summary)
+    done = diverged.completed(summary)
     if done is None or done.empty or not set(CELL + ["seed"]) <= set(done.columns):
         return 0
     return int(done.groupby(CELL)["seed"].nunique().max())
@@ -49,7 +49,7 @@ def tables(res: load.Results) -> list[tuple[str, list[tuple[str, pd.DataFrame]]]
     for cond in load.conditions(res.summary):
         every = load.at_condition(res.summary, cond)
         runs = lr_select.at_best(every, res.history) if lr_select.has_grid(every) else every
-        runs = status.completed(runs)
+        runs = diverged.completed(runs)
         if runs is None or runs.empty:
             continue
         order, metrics = load.variant_order(runs["attention"].unique()), []

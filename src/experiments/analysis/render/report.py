@@ -13,11 +13,12 @@ import pandas as pd
 
 from experiments.analysis.tables import load
 from experiments.analysis.lr import select as lr_select
-from experiments.analysis.tables import diverged as status
+from experiments.analysis.tables import diverged
 from experiments.analysis.render import conditions as conds
 from experiments.analysis.render import every_variant as ev
 from experiments.analysis.render import quick_look
-from experiments.analysis.verdicts.answer import answer_lines
+from experiments.analysis.render.answer import answer_lines
+from experiments.analysis.render.words import rule, rule_brief, verdict_words
 from experiments.analysis.verdicts.section import INTERVALS, Section
 
 FIGURE_NEEDS = {  # figure stem -> the table it is drawn from (the link is written when that exists)
@@ -80,10 +81,10 @@ def section_md(res: load.Results, s: Section, c: conds.Conditions) -> str:
     parts = [f"## {s.title}", f"**Claim.** {s.claim}", *figure_links(res, s.figures)]
     for caption, table in s.tables:
         parts += [f"*{caption}*", md_table(table)]
-    parts += [f"**Rule.** {s.rule_brief or s.rule} The full rule: {claim_link(res.root, s.key)}, and below.",
+    parts += [f"**Rule.** {rule_brief(s) or rule(s)} The full rule: {claim_link(res.root, s.key)}, and below.",
               "<details><summary>The rule as computed</summary>\n\n"
-              + s.rule.replace(INTERVALS, "the intervals of the common conditions") + "\n\n</details>",
-              f"**Verdict: {s.verdict}.** {s.reason}"]
+              + rule(s).replace(INTERVALS, "the intervals of the common conditions") + "\n\n</details>",
+              f"**Verdict: {verdict_words(s)}.** {s.reason}"]
     if s.notes:
         parts.append("\n".join(f"- {n}" for n in s.notes))
     parts.append(conds.section_line(c, s))
@@ -102,7 +103,7 @@ def every_variant_md(s: Section) -> list[str]:
 
 
 def verdicts_table(sections: list[Section]) -> str:
-    return md_table(pd.DataFrame([{"sub-claim": s.title, "verdict": s.verdict, "key number": s.headline or "—"}
+    return md_table(pd.DataFrame([{"sub-claim": s.title, "verdict": verdict_words(s), "key number": s.headline or "—"}
                                   for s in sections]))
 
 
@@ -117,7 +118,7 @@ def quick_look_md(res: load.Results) -> list[str]:
 
 
 def answer_md(res: load.Results, sections: list[Section]) -> list[str]:
-    """"## The answer": per (task, optimizer), the plain sentences of verdicts.answer, and the
+    """"## The answer": per (task, optimizer), the plain sentences of render.answer, and the
     profile figure; nothing where no section carries an answer."""
     lines = answer_lines(sections)
     if not lines or quick_look.wanted(res):  # too few seeds: the quick look opens the report instead
@@ -164,7 +165,7 @@ def runs_md(res: load.Results) -> list[str]:
     apart = f" (and {width} of the width setting, read by sub-claim 6 alone)" if width else ""
     line = (f"- **Runs.** {len(res.summary)} fixed-width training runs in `summary.parquet`{apart}: "
             + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) + ".")
-    if status.table(res.summary).empty:
+    if diverged.table(res.summary).empty:
         return [line]
     return [line + " A diverged run (non-finite loss or gradient) is left out of every mean, interval "
             "and verdict after initialisation and counted in the tables instead; figures mark it with ×; "
@@ -173,7 +174,7 @@ def runs_md(res: load.Results) -> list[str]:
 
 def diverged_md(res: load.Results) -> list[str]:
     """Every diverged run with its step, at the end of the report."""
-    broken = status.table(res.summary) if res.summary is not None and "status" in res.summary else None
+    broken = diverged.table(res.summary) if res.summary is not None and "status" in res.summary else None
     if broken is None or broken.empty:
         return []
     return [f"## Diverged runs ({len(broken)})", md_table(broken)]

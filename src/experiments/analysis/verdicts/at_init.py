@@ -14,7 +14,19 @@ import pandas as pd
 
 import attention
 from experiments.analysis.tables import load
-from experiments.analysis.verdicts.rules import FAILS, HOLDS, UNMEASURED, UNSURE, Part, judge, reason, verdict_of
+from experiments.analysis.verdicts.rules import (
+    FAILS,
+    HOLDS,
+    UNMEASURED,
+    UNSURE,
+    Part,
+    Verdict,
+    fewest,
+    judge,
+    reason,
+    verdict_of,
+    words,
+)
 from experiments.analysis.stats.intervals import per_seed_slopes
 from experiments.analysis.verdicts.section import (
     INTERVALS,
@@ -75,14 +87,15 @@ def gradient_rule(ratio_slopes: dict) -> dict[str, Part]:
             for agg, _ in GRAD_AGGREGATES}
 
 
-def gradient_verdict(parts: dict[str, Part]) -> str:
-    """Both aggregates measured and agreeing: their verdict; neither measured: not measured.
-    Otherwise inconclusive: where they disagree the report says why, and neither is picked."""
+def gradient_verdict(parts: dict[str, Part]) -> Verdict:
+    """Both aggregates measured and agreeing (too few seeds: as few): their verdict; neither
+    measured: not measured. Otherwise inconclusive: where they disagree the report says why,
+    and neither is picked."""
     if all(p.n == 0 for p in parts.values()):
         return UNMEASURED
-    each = {verdict_of([p]) for p in parts.values()}
+    each = {(verdict_of([p]), fewest([p])) for p in parts.values()}
     measured = all(p.n > 0 for p in parts.values())
-    return each.pop() if measured and len(each) == 1 else UNSURE
+    return each.pop()[0] if measured and len(each) == 1 else UNSURE
 
 
 def predicted_slopes(d_k: int = 64) -> dict[str, str]:
@@ -116,7 +129,8 @@ def variance(res: load.Results) -> Section:
     parts = variance_rule(s)
     return Section("variance", title, claim, ["logit_variance"], rule, verdict_of(parts), reason(parts),
                    cond_text, [("Logit variance vs d_k", pd.DataFrame(rows))],
-                   headline="log-log slope " + estimates(parts, ["unscaled", "scaled"]), rule_brief=brief)
+                   headline="log-log slope " + estimates(parts, ["unscaled", "scaled"]), rule_brief=brief,
+                   seeds=fewest(parts), parts=parts)
 
 
 def saturation(res: load.Results) -> Section:
@@ -144,7 +158,7 @@ def saturation(res: load.Results) -> Section:
     return Section("saturation", title, claim, ["entropy", "saturation"], rule, verdict_of(parts),
                    reason(parts), cond_text, [("Normalised entropy and saturated share", pd.DataFrame(rows))],
                    headline="entropy per doubling of d_k " + estimates(parts, ["unscaled", "scaled"], 3),
-                   rule_brief=brief)
+                   rule_brief=brief, seeds=fewest(parts), parts=parts)
 
 
 def jacobian(res: load.Results) -> Section:
@@ -175,7 +189,7 @@ def jacobian(res: load.Results) -> Section:
     return Section("jacobian", title, claim, ["gradients", "saturation"], rule, verdict_of(parts),
                    reason(parts), cond_text, [("Softmax Jacobian and saturated share", pd.DataFrame(rows))],
                    headline="median ‖J‖_F log-log slope " + estimates(parts[:2], ["unscaled", "scaled"]),
-                   rule_brief=brief)
+                   rule_brief=brief, seeds=fewest(parts), parts=parts)
 
 
 def ratio_slopes(df: pd.DataFrame) -> dict[str, np.ndarray]:
@@ -233,7 +247,7 @@ def gradients(res: load.Results) -> Section:
              **{f"{agg} at d_k={d_max}": num(mean_at(p, c, v, d_max)) for agg, c in GRAD_AGGREGATES},
              f"saturated share at d_k={d_max}": num(mean_at(p, "saturation", v, d_max))}
             for v in load.variant_order(p["attention"].unique())]
-    notes = [f"By the {agg}: {verdicts[agg]}. {parts[agg].text()}" for agg in verdicts]
+    notes = [f"By the {agg}: {words(verdicts[agg], fewest([parts[agg]]))}. {parts[agg].text()}" for agg in verdicts]
     if "grad_qk_row_median" not in res.probe:
         notes.append("probe.parquet predates the per-row columns: no median, and the RMS is "
                      "hypot(grad_norm_q, grad_norm_k) (exact for q, in expectation for k); rerun "
@@ -247,5 +261,5 @@ def gradients(res: load.Results) -> Section:
     return Section("gradients", title, claim, ["gradients"], rule, verdict, reason(list(parts.values())),
                    conds, [(f"Per-row gradient norms {label}", pd.DataFrame(rows))], notes,
                    headline="unscaled/scaled log-log slope " + estimates(list(parts.values()), list(parts)),
-                   rule_brief=brief)
+                   rule_brief=brief, seeds=fewest(list(parts.values())), parts=list(parts.values()))
 

@@ -8,20 +8,20 @@ import pandas as pd
 
 from experiments.analysis.tables import load
 from experiments.analysis.tables.cost import cost_pairs
-from experiments.analysis.verdicts.rules import FAILS, HOLDS, UNSURE
+from experiments.analysis.verdicts.rules import FAILS, HOLDS, UNSURE, Answer
 from experiments.analysis.verdicts.section import Section, no_data
 
 COST_FACTOR = 1.5  # "much faster / more space-efficient" means at least this ratio
 
 
-def cost_rule(time_ratio: float, add_fastest: float, scaled_slowest: float, memory_ratio: float) -> str:
-    """One d_k at the largest n: 'yes' if additive is slower by COST_FACTOR beyond the repeats'
-    spread and needs COST_FACTOR times the memory, 'no' if either ratio is at most 1."""
+def cost_rule(time_ratio: float, add_fastest: float, scaled_slowest: float, memory_ratio: float) -> Answer:
+    """One d_k at the largest n: YES if additive is slower by COST_FACTOR beyond the repeats'
+    spread and needs COST_FACTOR times the memory, NO if either ratio is at most 1."""
     if time_ratio <= 1 or memory_ratio <= 1:
-        return "no"
+        return Answer.NO
     if time_ratio >= COST_FACTOR and add_fastest > scaled_slowest and memory_ratio >= COST_FACTOR:
-        return "yes"
-    return "unclear"
+        return Answer.YES
+    return Answer.UNCLEAR
 
 
 def cost(res: load.Results) -> Section:
@@ -54,14 +54,15 @@ def cost(res: load.Results) -> Section:
                                top["memory_ratio"]))
         notes.append(f"d_k={int(d)}, n={int(top['n'])}: time ×{top['time_ratio']:.2f} (additive's fastest "
                      f"repeat / scaled's slowest ×{top['time_min_s'] / top['time_max_s_scaled']:.2f}), "
-                     f"memory ×{top['memory_ratio']:.2f}: {parts[-1]}")
+                     f"memory ×{top['memory_ratio']:.2f}: {parts[-1].value}")
         key_numbers.append(f"d_k={int(d)}: ×{top['time_ratio']:.1f} / ×{top['memory_ratio']:.1f}")
         rows += [{"mode": mode, "d_k": int(r["d_k"]), "n": int(r["n"]),
                   "time additive/scaled": f"{r['time_ratio']:.2f}",
                   "temp memory additive/scaled": f"{r['memory_ratio']:.2f}",
                   "predicted memory ratio": f"{r.get('predicted_memory_ratio', math.nan):.2f}",
                   "time reference/scaled": f"{r['time_ratio_reference']:.2f}"} for _, r in g.iterrows()]
-    verdict = HOLDS if all(p == "yes" for p in parts) else FAILS if all(p == "no" for p in parts) else UNSURE
+    verdict = (HOLDS if all(p is Answer.YES for p in parts) else FAILS if all(p is Answer.NO for p in parts)
+               else UNSURE)
     skipped = c[c["impl"] == "additive"]
     skipped = skipped[skipped["skipped"].fillna(False).astype(bool)] if "skipped" in skipped else skipped.iloc[:0]
     if len(skipped):

@@ -20,7 +20,7 @@ import pandas as pd
 from experiments.analysis.lr import select as lr_select
 from experiments.analysis.stats.intervals import NAN_INTERVAL, Interval, mean_ci, paired_diff_ci
 from experiments.analysis.stats.survival import kaplan_meier, restricted
-from experiments.analysis.tables import diverged as status
+from experiments.analysis.tables import diverged
 from experiments.analysis.tables import load
 from experiments.analysis.verdicts import quality_profile as qp
 
@@ -95,7 +95,7 @@ def condition(every: pd.DataFrame, history=None, reference: str = REFERENCE,
               fraction: float = qp.LEARNED_FRACTION) -> ConditionVariants:
     """The rows of one condition's summary rows (every lr), one per (variant, d_k) it ran."""
     best = lr_select.at_best(every, history)
-    done, broken = status.completed(best), status.counts(best)
+    done, broken = diverged.completed(best), diverged.counts(best)
     seeds = sorted(best["seed"].unique())
     d_ks = sorted(int(d) for d in best["d_k"].unique())
     did, _ = qp.learned(best, d_ks, fraction)

@@ -20,8 +20,8 @@ import math
 import pandas as pd
 
 from experiments.analysis.tables import load
-from experiments.analysis.tables import diverged as status
-from experiments.analysis.verdicts.rules import UNSEEN, Part, judge, reason, verdict_of
+from experiments.analysis.tables import diverged
+from experiments.analysis.verdicts.rules import UNSEEN, Answer, Part, Verdict, fewest, judge, reason, verdict_of
 from experiments.analysis.verdicts.section import (
     INTERVALS,
     Section,
@@ -58,7 +58,7 @@ def blind_spots(width: str, d_models: str, scaled_end_share: float, parts: list[
                    "scaled's rows end one-hot (max weight > 0.99), so the trained logit scale is set by "
                    "the task, not by the growing correlation of q and k")
     # a clause the interval answered either way had the power it needed; an unclear one may not
-    weak = [p for p in parts if p.answer == "unclear" and not p.detectable <= TOL_SLOPE]
+    weak = [p for p in parts if p.answer is Answer.UNCLEAR and not p.detectable <= TOL_SLOPE]
     if weak:
         out.append("no power: " + ", ".join(f"{p.label}'s seed spread detects only shifts of "
                                             f"{num(p.detectable)} or more" for p in weak)
@@ -66,7 +66,7 @@ def blind_spots(width: str, d_models: str, scaled_end_share: float, parts: list[
     return out
 
 
-def mup_verdict(parts: list[Part], blind: list[str]) -> str:
+def mup_verdict(parts: list[Part], blind: list[str]) -> Verdict:
     return UNSEEN if blind else verdict_of(parts)
 
 
@@ -92,7 +92,7 @@ def extra(res: load.Results) -> Section:
     rule = (f"Log-log slope of logit std at the end of training vs d_k, fitted per seed; {INTERVALS}. "
             f"First, can the runs show it: the width must grow with d_k, scaled's saturated share at the "
             f"largest d_k must stay at or below {SATURATED} at the end, and a clause left unclear must "
-            f"have been able to detect {TOL_SLOPE}; otherwise \"{UNSEEN}\", with the reason. Then: holds if scaled's interval lies "
+            f"have been able to detect {TOL_SLOPE}; otherwise \"{UNSEEN.value}\", with the reason. Then: holds if scaled's interval lies "
             f"above {TOL_SLOPE} (grows) and mup's within 0 ± {TOL_SLOPE} (flat); does not hold if scaled's "
             "lies at or below the threshold or mup's wholly outside its band; inconclusive otherwise. The "
             "other variants are reported, not judged.")
@@ -106,10 +106,10 @@ def extra(res: load.Results) -> Section:
     if run_ids is not None:
         hist = hist[hist["run_id"].isin(run_ids)]
     init = load.init_rows(hist)
-    end = load.end_rows(status.without_diverged(hist, res.summary))
+    end = load.end_rows(diverged.without_diverged(hist, res.summary))
     s_end, s_init = all_slopes(end, "logit_std"), all_slopes(init, "logit_std")
     d_max = end["d_k"].max()
-    summ = status.completed(res.summary)
+    summ = diverged.completed(res.summary)
     summ = load.at_condition(summ, res.primary) if summ is not None else None
     rows = [{"variant": v, "logit std slope at init": slope_text(s_init.get(v, [])),
              "logit std slope at end": slope_text(x),
@@ -127,4 +127,4 @@ def extra(res: load.Results) -> Section:
                    describe_runs(res.summary, res.primary, run_ids),
                    [("Logit scale before and after training", pd.DataFrame(rows))],
                    headline="trained logit std log-log slope " + estimates(parts, ["scaled", "mup"]),
-                   rule_brief=brief)
+                   rule_brief=brief, seeds=0 if blind else fewest(parts), parts=parts)

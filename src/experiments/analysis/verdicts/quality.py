@@ -3,12 +3,14 @@
 The lr of every (variant, d_k) is chosen on validation (lr_select); the
 clauses are in quality_rules; the lr views (optimal lr, its drift, LR
 sensitivity) in lr_views. Seeds pair across variants (same data stream, same
-init key) whichever lr each variant is at.
+init key) whichever lr each variant is at. Each condition's reading is a Cell;
+render/answer.py writes the answer's sentences from it, render/quality.py the rule.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -17,14 +19,12 @@ from experiments.analysis.tables import load
 from experiments.analysis.lr import select as lr_select
 from experiments.analysis.lr import views as lr_views
 from experiments.analysis.lr.theory import predicted_lr_slope
-from experiments.analysis.stats import profile as sp
-from experiments.analysis.verdicts import answer
+from experiments.analysis.stats import profile
 from experiments.analysis.verdicts import every_variant
 from experiments.analysis.verdicts import quality_profile as qp
 from experiments.analysis.verdicts import quality_rules
-from experiments.analysis.verdicts import quality_seeds
-from experiments.analysis.tables import diverged as status
-from experiments.analysis.verdicts.rules import FAILS, HOLDS, UNMEASURED, UNSURE, Part, verdict_of
+from experiments.analysis.tables import diverged
+from experiments.analysis.verdicts.rules import FAILS, FEW, HOLDS, UNMEASURED, UNSURE, Part, Verdict, fewest, verdict_of, words
 from experiments.analysis.stats.intervals import fmt_ci
 from experiments.analysis.stats.survival import kaplan_meier, restricted_diff
 from experiments.analysis.verdicts.section import INTERVALS, Section, describe_runs, no_data
@@ -37,46 +37,7 @@ BRITZ = pd.DataFrame({
     "Δ add − mul (BLEU)": ["+0.20", "+0.00", "+0.69", "+3.88"],
 })
 PAIR = ("additive", "unscaled")
-NOT_MEASURED = f"{UNMEASURED} (no mup runs)"
 FIGURES = ["profile", "quality", "steps_survival", "learning_curves", "lr_accuracy", "optimal_lr", "lr_sensitivity"]
-RULE = (
-    "Per task and optimizer, each variant at its own best learning rate per d_k: the lr whose seed-mean "
-    "validation accuracy AUC is highest (test accuracy never used; a diverged run counts at chance, "
-    "1/n_classes from the task config, else the accuracy at the first evaluation; a best lr at an end of "
-    "its grid is flagged edge: low/high). At that lr, on the completed runs (diverged ones are counted, "
-    f"not averaged), seed by seed; {INTERVALS}. The d_k profile: at each d_k the paired Δ AUC of "
-    "additive − unscaled, scaled − unscaled, qk_norm − scaled and mup − scaled. A d_k enters only where "
-    "scaled learned there: its seed-mean AUC covered at least the declared fraction (conf/analysis.yaml: "
-    "learned_fraction) of the way from chance to its best AUC in that cell; elsewhere it reads not measured. "
-    "(a) Additive − unscaled: ahead = a fixed-sequence step-down from the largest d_k (one-sided t-tests "
-    f"at {quality_rules.ALPHA:g}, family-wise {quality_rules.ALPHA:g}); the crossover d* = where the mean "
-    "profile, linear in log2 d_k, last crosses 0 from below, its interval from inverting the pointwise "
-    "t-test; alike = TOST (two one-sided tests at 0.05) against the margin declared before the data "
-    "(conf/analysis.yaml: alike_margin) at each d_k below d*, with its power at the measured paired sd. "
-    "(b) The fix: the smallest d_k from which scaled − unscaled exceeds the margin, by the same "
-    "step-down with the margin as null. A (task, optimizer) holds where additive is ahead over a range "
-    "that includes the largest d_k, alike at some d_k at or below d* (every d_k where the profile never "
-    "crosses), and scaled ahead of unscaled (null 0) at the largest d_k; does not hold where additive or "
-    "scaled is behind or alike (TOST) at the largest d_k, or the interval lies wholly outside ±margin at "
-    "every d_k at or below d*; inconclusive otherwise (a largest d_k "
-    "not measured included). (c) The lr view, its own verdict: per variant, the per-seed slope of "
-    "log2(best lr) per doubling of d_k (argmax of that seed's val AUC over the grid; none on a tie, nor "
-    f"where no rate took it past {lr_select.LEARNED_OVER_CHANCE:g} x chance) beside the Adam-step "
-    "prediction (lr.theory: −1 unscaled, −0.5 scaled, 0 mup, none for additive and qk_norm); a drifting "
-    "optimum of scaled is the prediction, not a refutation. Judged on mup alone: holds if its interval "
-    "lies within ±band (the optimum moves by less than half a grid step over the sweep), does not hold "
-    "if wholly outside; not measured without mup runs. Overall: holds if every (task, optimizer) holds, "
-    "does not hold if every one does not, inconclusive otherwise; each is named. Steps to threshold "
-    "(at the best lr) are censored at the budget: Kaplan-Meier over seeds, restricted mean with the "
-    "seeds that reached the threshold. Where a cell has confirmation seeds (conf/analysis.yaml: "
-    "confirm_seeds_from; python -m experiments.confirm), the rate is chosen on the seeds below them and "
-    "every clause is judged on the confirmation seeds alone; the optimism table gives selection − "
-    "confirmation AUC at the chosen rate. Without them, the AUC judged is the one the lr was chosen on, "
-    "so each variant's best is optimistic by a winner's curse of about the same size for variants on the "
-    "same grid.")
-RULE_BRIEF = ("Per task and optimizer, each variant at its best learning rate, read on the d_k profile: "
-              "additive ahead of unscaled from the largest d_k down, alike (TOST at the declared margin) at "
-              "some d_k at or below the crossover d*, and scaled ahead of unscaled at the largest d_k.")
 
 
 def headline(rows: list[dict], primary) -> str:
@@ -89,24 +50,54 @@ def headline(rows: list[dict], primary) -> str:
             f"unscaled {r['AUC unscaled']}, additive {r['AUC additive']}")
 
 
-def overall(cells: list[str]) -> str:
-    """Holds if every condition holds, does not hold if every one does not, not measured if none
-    was, else inconclusive."""
+@dataclass(frozen=True)
+class Cell:
+    """One (task, optimizer) read on its d_k profile: the verdict of (a)+(b) and its clauses, the
+    crossover d*, the first d_k of the fix (b), and the lr view (c): its verdict (None without an
+    lr grid) and one slope clause per variant."""
+    name: str
+    verdict: Verdict
+    parts: list[Part]
+    dk_profile: qp.CellProfile
+    crossover: profile.Crossover | None
+    fix_from: int | None
+    margin: float
+    lr_verdict: Verdict | None = None
+    lr_parts: dict[str, Part] = field(default_factory=dict)
+    diverged: int = 0  # runs left out at the chosen rates
+
+    @property
+    def seeds(self) -> int:
+        """Verdict.FEW: the fewest seeds a clause had."""
+        return fewest(self.parts)
+
+
+def overall(cells: list[tuple[Verdict, int]]) -> tuple[Verdict, int]:
+    """(verdict, fewest seeds) over the conditions' (verdict, fewest seeds): holds if every
+    condition holds, does not hold if every one does not, not measured if none was, too few
+    seeds (the first condition's) if every one had too few, else inconclusive."""
     for same in (HOLDS, FAILS, UNMEASURED):
-        if cells and all(c == same for c in cells):
-            return same
-    if cells and all(c.startswith(f"{UNSURE} (too few") for c in cells):
+        if cells and all(v is same for v, _ in cells):
+            return same, 0
+    if cells and all(v is FEW for v, _ in cells):
         return cells[0]
-    return UNSURE
+    return UNSURE, 0
 
 
-def tally(named: dict[str, str]) -> str:
-    """'holds on 2 of 3: a/x, b/y; does not hold on c/z' — every condition named under its verdict."""
-    groups: dict[str, list[str]] = {}
+def lr_words(verdict: Verdict, lr_parts: dict[str, Part]) -> str:
+    """The lr view's verdict in words: 'not measured (no mup runs)' where no mup runs."""
+    mup = [lr_parts["mup"]] if "mup" in lr_parts else []
+    return words(verdict, fewest(mup)) + ("" if mup else " (no mup runs)")
+
+
+def tally(named: dict[str, tuple[Verdict, str]]) -> str:
+    """'holds on 2 of 3: a/x, b/y; does not hold on c/z' — every condition named under its verdict
+    (named: {condition: (verdict, its words)})."""
+    groups: dict[tuple[Verdict, str], list[str]] = {}
     for name, verdict in named.items():
         groups.setdefault(verdict, []).append(name)
-    order = sorted(groups, key=lambda v: (v != HOLDS, v != FAILS, v))
-    return "; ".join(f"{v} on {len(groups[v])} of {len(named)}: {', '.join(groups[v])}" for v in order)
+    order = sorted(groups, key=lambda v: (v[0] is not HOLDS, v[0] is not FAILS, v[1]))
+    return "; ".join(f"{v[1]} on {len(groups[v])} of {len(named)}: {', '.join(groups[v])}" for v in order)
 
 
 def _steps_columns(s: pd.DataFrame, d, seeds) -> dict:
@@ -143,7 +134,7 @@ def _lrs(best: pd.DataFrame, d) -> str:
 def quality_cell(every: pd.DataFrame, history=None) -> list[dict]:
     """Rows per d_k of one (task, optimizer) at each variant's best lr: rates, AUCs, steps, diverged."""
     best = lr_select.at_best(every, history)
-    s, broken = status.completed(best), status.counts(best)
+    s, broken = diverged.completed(best), diverged.counts(best)
     d_ks = sorted(set(best.loc[best["attention"].isin([*PAIR, "scaled"]), "d_k"]))
     seeds = sorted(best["seed"].unique())
     rows = []
@@ -159,7 +150,7 @@ def quality_cell(every: pd.DataFrame, history=None) -> list[dict]:
     return rows
 
 
-def profile_parts(p: qp.CellProfile, margin: float) -> tuple[list[Part], sp.Crossover | None, int | None]:
+def profile_parts(p: qp.CellProfile, margin: float) -> tuple[list[Part], profile.Crossover | None, int | None]:
     """(the judged clauses (a) ahead, (a) alike, (b), the crossover d*, the fix's "from which d_k")."""
     largest = p.d_ks[-1] if p.d_ks else 0
     if qp.CLAIM_PAIR in p.diffs:
@@ -178,62 +169,62 @@ def profile_parts(p: qp.CellProfile, margin: float) -> tuple[list[Part], sp.Cros
     return parts, cross, fix_from
 
 
-def lr_view(every: pd.DataFrame, history=None) -> tuple[str, list[Part], str]:
-    """(verdict, one slope clause per variant, text) of (c): slopes beside their predictions,
-    judged on mup's flat optimum; 'not measured' without mup runs."""
+def lr_view(every: pd.DataFrame, history=None) -> tuple[Verdict | None, dict[str, Part], str]:
+    """(verdict, {variant: its slope clause}, text) of (c): slopes beside their predictions,
+    judged on mup's flat optimum; UNMEASURED without mup runs, None without an lr grid."""
     if not lr_select.has_grid(every):
-        return lr_select.NO_GRID, [], lr_select.NO_GRID
+        return None, {}, lr_select.NO_GRID
     sc = lr_select.scored(every, history)
     slopes, band = lr_views.drift_slopes(sc), lr_views.drift_band(sc)
     optimizer = load.conditions(every)[0][1]
-    parts = [quality_rules.lr_slope_part(v, x, band, predicted_lr_slope(v, optimizer)
-                                         if v in load.VARIANTS else None) for v, x in slopes.items()]
-    mup = [p for p in parts if p.label.startswith("mup:")]
-    verdict = verdict_of(mup) if mup else NOT_MEASURED
+    parts = {v: quality_rules.lr_slope_part(v, x, band, predicted_lr_slope(v, optimizer)
+                                            if v in load.VARIANTS else None) for v, x in slopes.items()}
+    verdict = verdict_of([parts["mup"]]) if "mup" in parts else UNMEASURED
     grid = (f"grid step {lr_views.grid_step(sc):.2f} in log2 lr, i.e. ±{band:.2f} per doubling over the "
             "sweep is half a step")
-    return verdict, parts, "; ".join(p.text() for p in parts) + f"; {grid}"
+    return verdict, parts, "; ".join(p.text() for p in parts.values()) + f"; {grid}"
 
 
 def quality(res: load.Results) -> Section:
     title, claim = "4. Quality", ("For small d_k additive and dot-product perform alike; for large d_k "
                                   "additive beats unscaled dot-product.")
     if res.summary is None:
-        return no_data("quality", title, claim, FIGURES, RULE, "no summary.parquet", RULE_BRIEF)
+        return no_data("quality", title, claim, FIGURES, "", "no summary.parquet")
     s = res.summary
     margin, fraction = qp.declared(res)
-    profile_rows, rows, cells, views, lines, notes, said, variants = [], [], {}, {}, [], [], [], []
+    profile_rows, rows, cells, views, lines, notes, variants = [], [], [], {}, [], [], []
     for cond in load.conditions(s):
         every, name = load.at_condition(s, cond), lr_views.label(cond)
         p = qp.cell_profile(every, res.history, fraction, name)
         parts, cross, fix_from = profile_parts(p, margin)
-        cells[name] = verdict_of(parts)
+        view, lr_parts, text = lr_view(every, res.history)
+        n_div = len(diverged.diverged(lr_select.at_best(every, res.history)))
+        cell = Cell(name, verdict_of(parts), parts, p, cross, fix_from, margin, view, lr_parts, n_div)
+        cells.append(cell)
         rows += [{"task": cond[0], "optimizer": cond[1], **r} for r in quality_cell(every, res.history)]
         profile_rows += [{"task": cond[0], "optimizer": cond[1], **r} for r in qp.profile_rows(p, margin)]
-        n_div = len(status.diverged(lr_select.at_best(every, res.history)))
         crossing = f"(a) crossover d* = {cross.text()}; " if cross is not None else ""
-        lines.append(f"{name}: {cells[name]} ({crossing}" + "; ".join(p.text() for p in parts)
+        lines.append(f"{name}: {words(cell.verdict, cell.seeds)} ({crossing}" + "; ".join(p.text() for p in parts)
                      + "".join(f"; not measured at {quality_rules.d_k_list(d_ks)} ({why})"
                                for why, d_ks in p.why_unmeasured().items())
                      + (f"; {n_div} diverged runs left out" if n_div else "") + ")")
         notes.append(f"{name}: d_k entered where {p.gate}")
-        view, lr_parts, text = lr_view(every, res.history)
-        if view != lr_select.NO_GRID:
-            views[name] = view
-            notes.append(f"{name}, lr view (c): {view} ({text})")
-        said.append(answer.cell_answer(p, cells[name], cross, fix_from, lr_parts, margin))
+        if view is not None:
+            views[name] = (view, lr_words(view, lr_parts))
+            notes.append(f"{name}, lr view (c): {views[name][1]} ({text})")
         variants.append(every_variant.condition(every, res.history, every_variant.reference_of(res), fraction))
     chosen = lr_select.at_chosen(s, res.history)
-    notes += _edges(s, res.history) + quality_seeds.phases(s, chosen)
-    lr_words = tally(views) if views else lr_select.NO_GRID
-    reason = f"(a)+(b) {tally(cells)}. (c) lr view: {lr_words}. " + "; ".join(lines)
+    notes += _edges(s, res.history) + qp.phases(s, chosen)
+    view_words = tally(views) if views else lr_select.NO_GRID
+    judged = {c.name: (c.verdict, words(c.verdict, c.seeds)) for c in cells}
+    reason = f"(a)+(b) {tally(judged)}. (c) lr view: {view_words}. " + "; ".join(lines)
     tables = [(profile_caption(margin), _ordered(pd.DataFrame(profile_rows))),
               ("Measured at each variant's best lr: additive vs unscaled (and scaled) per d_k", pd.DataFrame(rows))]
     gain = lr_select.optimism(chosen)
     if len(gain):
         tables.append(("Optimism of the selection seeds: seed-mean val AUC at the chosen rate on the seeds "
                        "that chose it, on the fresh confirmation seeds, and the difference (> 0: the choice "
-                       "flattered the rate)", quality_seeds.optimism_table(gain)))
+                       "flattered the rate)", qp.optimism_table(gain)))
     if lr_select.has_grid(s):
         tables += [("Optimal lr (chosen on validation AUC) per variant × d_k × task",
                     lr_views.optimal_lr_table(s, res.history)),
@@ -246,9 +237,11 @@ def quality(res: load.Results) -> Section:
     else:
         notes.append(f"lr views: {lr_select.NO_GRID}")
     conds = "; ".join(describe_runs(s, c) for c in load.conditions(s))
-    return Section("quality", title, claim, FIGURES, RULE, overall(list(cells.values())), reason, conds,
-                   tables + [("Britz et al. 2017, Table 6 (newstest2013 BLEU, mean ± sd)", BRITZ)], notes, answer=said,
-                   headline=headline(rows, res.primary), rule_brief=RULE_BRIEF, variants=variants)
+    verdict, seeds = overall([(c.verdict, c.seeds) for c in cells])
+    return Section("quality", title, claim, FIGURES, "", verdict, reason, conds,
+                   tables + [("Britz et al. 2017, Table 6 (newstest2013 BLEU, mean ± sd)", BRITZ)], notes,
+                   headline=headline(rows, res.primary), variants=variants, seeds=seeds,
+                   parts=[p for c in cells for p in c.parts], cells=cells)
 
 
 def profile_caption(margin: float) -> str:

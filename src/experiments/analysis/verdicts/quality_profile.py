@@ -10,7 +10,9 @@ variants cleared the same bar: a gap between two models at chance says nothing a
 either, however tight the seeds make it. A cell without scaled runs has no gate.
 
 Shared by the quality section (the table and clauses), the profile figure and the
-answer, so that a number read in one of them is the number read in the others.
+answer, so that a number read in one of them is the number read in the others. Where a
+cell has confirmation seeds: which seeds chose the rates and which were judged (phases),
+and what choosing cost (optimism_table: lr.select.optimism).
 """
 
 from __future__ import annotations
@@ -22,10 +24,12 @@ import numpy as np
 import pandas as pd
 
 from experiments.analysis.lr import select as lr_select
-from experiments.analysis.stats import profile as stats_profile
+from experiments.analysis.lr import views as lr_views
+from experiments.analysis.stats import profile
 from experiments.analysis.stats.intervals import mean_ci
-from experiments.analysis.tables import diverged as status
+from experiments.analysis.tables import diverged
 from experiments.analysis.tables import load
+from experiments.analysis.verdicts.rules import Answer
 
 ALIKE_MARGIN = 0.05  # AUC: "alike" within ±this, declared before the data (conf/analysis.yaml)
 LEARNED_FRACTION = 0.25  # of the way from chance to scaled's best AUC: a d_k where scaled learned
@@ -107,7 +111,7 @@ def cell_profile(every: pd.DataFrame, history=None, fraction: float = LEARNED_FR
                  name: str = "") -> CellProfile:
     """The profile of one condition's summary rows (every lr); see the module docstring."""
     best = lr_select.at_best(every, history)
-    completed = status.completed(best)
+    completed = diverged.completed(best)
     seeds = sorted(best["seed"].unique())  # the judged: confirmation seeds where a cell has them
     d_ks = sorted(int(d) for d in best["d_k"].unique())
     did, gate = learned(best, d_ks, fraction)
@@ -145,7 +149,7 @@ def _step_downs(p: CellProfile, margin: float) -> dict[tuple, dict[int, bool]]:
     for pair, null in ((CLAIM_PAIR, 0.0), (FIX_PAIR, 0.0), (FIX_PAIR, margin)):
         if pair in p.diffs:
             d_ks, diffs = p.entered(pair)
-            out[(pair, null)] = dict(zip(d_ks, stats_profile.step_down(diffs, null)))
+            out[(pair, null)] = dict(zip(d_ks, profile.step_down(diffs, null)))
     return out
 
 
@@ -153,7 +157,7 @@ def _mark(pair, d: int, x: np.ndarray, downs: dict, margin: float) -> str:
     """What the answer reads at this d_k, beside the interval: ahead (the step-down, null 0; for
     scaled − unscaled also null margin), alike (TOST). One-sided tests: a marked cell's two-sided
     interval may still reach the null."""
-    alike = " alike" if stats_profile.equivalent(x, margin) == "yes" else ""
+    alike = " alike" if Answer(profile.equivalent(x, margin)) is Answer.YES else ""
     if pair == CLAIM_PAIR:
         return alike + (" ahead" if downs[(pair, 0.0)].get(d) else "")
     if pair == FIX_PAIR:
@@ -178,7 +182,7 @@ def profile_rows(p: CellProfile, margin: float) -> list[dict]:
             elif p.measured[j]:
                 text += _mark(pair, d, x, downs, margin)
                 if pair == CLAIM_PAIR:
-                    row[f"TOST power ±{margin:g}"] = _pct(stats_profile.tost_power(
+                    row[f"TOST power ±{margin:g}"] = _pct(profile.tost_power(
                         sd_of(x), int(np.isfinite(x).sum()), margin))
             row[pair_name(pair)] = text
         rows.append(row)
@@ -187,3 +191,43 @@ def profile_rows(p: CellProfile, margin: float) -> list[dict]:
 
 def _pct(x: float) -> str:
     return f"{x:.0%}" if math.isfinite(x) else "n/a"
+
+
+def optimism_table(gain: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame({"task": gain["task"], "optimizer": gain["optimizer"], "variant": gain["attention"],
+                         "d_k": gain["d_k"].astype(int), "lr": [lr_select.lr_text(x) for x in gain["lr"]],
+                         "selection AUC": gain["selection_auc"].map("{:.3f}".format),
+                         "confirmation AUC": gain["confirmation_auc"].map("{:.3f}".format),
+                         "optimism": gain["optimism"].map("{:+.3f}".format),
+                         "seeds (selection / confirmation)": [f"{a} / {b}" for a, b in
+                                                              zip(gain["n_selection"], gain["n_confirmation"])]})
+
+
+def phases(s: pd.DataFrame, chosen: pd.DataFrame) -> list[str]:
+    """Per condition of the summary `s`, where some cell has confirmation seeds: which seeds chose
+    the rates and which were judged (`chosen`: the runs at the chosen rates, lr_select.at_chosen)."""
+    judged = lr_select.judged(chosen)
+    if not lr_select.confirming(judged).any():
+        return []
+    out = []
+    for cond in load.conditions(s):
+        runs = load.at_condition(judged, cond)
+        fresh = lr_select.confirming(runs)
+        chose = sorted(lr_select.selecting(load.at_condition(s, cond))["seed"].unique())
+        per_cell = fresh.groupby([runs["attention"], runs["d_k"]]).any()
+        n_fresh, n_cells = int(per_cell.sum()), len(per_cell)
+        head = f"{lr_views.label(cond)}: rates chosen on seeds {_span(chose)}; "
+        if not n_fresh:
+            out.append(head + "no confirmation seeds yet: judged on the seeds that chose the rates")
+            continue
+        out.append(head + f"judged on confirmation seeds {_span(sorted(runs.loc[fresh, 'seed'].unique()))} in "
+                   f"{n_fresh} of {n_cells} (variant, d_k)"
+                   + ("" if n_fresh == n_cells else ", the others on the seeds that chose the rates"))
+    return out
+
+
+def _span(seeds) -> str:
+    seeds = [int(x) for x in seeds]
+    if not seeds:
+        return "none"
+    return f"{seeds[0]}–{seeds[-1]}" if seeds == list(range(seeds[0], seeds[-1] + 1)) else ", ".join(map(str, seeds))

@@ -3,8 +3,8 @@ d_ks and per-seed differences [seeds, d_ks] over the d_ks that entered (quality_
 
 (a) additive − unscaled AUC:
     ahead: the fixed-sequence step-down from the largest d_k (family-wise 5%) gives
-      the range where additive is ahead; 'yes' if it includes the largest swept d_k,
-      'no' if additive is behind there or alike (TOST within the margin).
+      the range where additive is ahead; YES if it includes the largest swept d_k,
+      NO if additive is behind there or alike (TOST within the margin).
     crossover: d* where the mean profile crosses 0, with its interval (stats.profile).
     alike: TOST against the declared margin at each d_k below d* (every d_k where
       the profile never crosses); 'yes' if equivalent at one of them. Its power at
@@ -26,11 +26,11 @@ import math
 
 import numpy as np
 
-from experiments.analysis.stats import profile as sp
+from experiments.analysis.stats import profile
 from experiments.analysis.stats.intervals import MIN_SEEDS, NAN_INTERVAL, count, detectable, mean_ci, within
-from experiments.analysis.verdicts.rules import Part
+from experiments.analysis.verdicts.rules import Answer, Part
 
-ALPHA = sp.ALPHA
+ALPHA = profile.ALPHA
 NONE_ENTERED = "no d_k where scaled and one of the two variants learned"
 
 
@@ -52,7 +52,7 @@ def d_k_list(d_ks: list[int]) -> str:
 
 
 def not_measured(label: str, question: str, why: str) -> Part:
-    return Part(label, question, "few", NAN_INTERVAL, 0, math.nan, reading=why)
+    return Part(label, question, Answer.FEW, NAN_INTERVAL, 0, math.nan, reading=why)
 
 
 def _top_missing(d_ks, largest) -> str:
@@ -61,7 +61,7 @@ def _top_missing(d_ks, largest) -> str:
 
 def _not_ahead(x, margin: float) -> bool:
     """Behind (one-sided, alpha), or equivalent within ±margin (TOST): not ahead, by the declared margin."""
-    return sp.one_sided_p(x, 0.0, "less") < ALPHA or sp.equivalent(x, margin) == "yes"
+    return profile.one_sided_p(x, 0.0, "less") < ALPHA or Answer(profile.equivalent(x, margin)) is Answer.YES
 
 
 def ahead_part(d_ks, diffs, largest: int, margin: float, label: str = "(a) additive ahead of unscaled") -> Part:
@@ -70,7 +70,7 @@ def ahead_part(d_ks, diffs, largest: int, margin: float, label: str = "(a) addit
     question = f"ahead over a range including d_k = {largest}"
     if not d_ks:
         return not_measured(label, question, NONE_ENTERED)
-    from_d = sp.from_which(d_ks, sp.step_down(diffs))
+    from_d = profile.from_which(d_ks, profile.step_down(diffs))
     reading = (f"ahead from d_k = {from_d} on (step-down, family-wise {ALPHA:.0%})" if from_d is not None
                else "ahead at no d_k")
     return _ahead_at_largest(d_ks, diffs, largest, margin, label, question, reading)
@@ -81,22 +81,22 @@ def _ahead_at_largest(d_ks, diffs, largest: int, margin: float, label: str, ques
     'no' if behind or alike there, 'unclear' otherwise or where that d_k did not enter."""
     x, ci, n = _at(d_ks, diffs, -1)
     if n < MIN_SEEDS:
-        answer = "few"
-    elif d_ks[-1] == largest and sp.one_sided_p(x, 0.0) < ALPHA:
-        answer = "yes"
+        answer = Answer.FEW
+    elif d_ks[-1] == largest and profile.one_sided_p(x, 0.0) < ALPHA:
+        answer = Answer.YES
     elif _not_ahead(x, margin):
-        answer = "no"
+        answer = Answer.NO
     else:
-        answer = "unclear"
+        answer = Answer.UNCLEAR
     reading += f"; at d_k = {d_ks[-1]}: {_fmt(ci)}" + _top_missing(d_ks, largest)
     return Part(label, question, answer, ci, n, detectable(x) if n else math.nan, 3, reading)
 
 
-def crossover_of(d_ks, diffs) -> sp.Crossover:
-    return sp.crossover(d_ks, diffs) if len(d_ks) >= 2 else sp.Crossover(None, None, None)
+def crossover_of(d_ks, diffs) -> profile.Crossover:
+    return profile.crossover(d_ks, diffs) if len(d_ks) >= 2 else profile.Crossover(None, None, None)
 
 
-def alike_part(d_ks, diffs, margin: float, cross: sp.Crossover,
+def alike_part(d_ks, diffs, margin: float, cross: profile.Crossover,
                label: str = "(a) additive and unscaled alike") -> Part:
     """TOST at ±margin at each d_k below d* (all d_ks without a crossing): 'yes' if equivalent at
     one, 'no' if the interval lies wholly outside ±margin at every one, else 'unclear'."""
@@ -106,24 +106,25 @@ def alike_part(d_ks, diffs, margin: float, cross: sp.Crossover,
     if not cols:
         return not_measured(label, question, "no d_k entered below d*")
     diffs = np.asarray(diffs, dtype=float)
-    reads = {j: sp.equivalent(diffs[:, j], margin) for j in cols}
+    reads = {j: Answer(profile.equivalent(diffs[:, j], margin)) for j in cols}
     power = ", ".join(f"{d_ks[j]}: {_power(diffs[:, j], margin)}" for j in cols)
-    hits = [d_ks[j] for j in cols if reads[j] == "yes"]
-    shown = max((j for j in cols if reads[j] == "yes"), default=None)
+    hits = [d_ks[j] for j in cols if reads[j] is Answer.YES]
+    shown = max((j for j in cols if reads[j] is Answer.YES), default=None)
     if shown is None:  # the d_k nearest to equivalence
         shown = min(cols, key=lambda j: abs(np.nanmean(diffs[:, j])) if count(diffs[:, j]) else math.inf)
     x, ci, n = _at(d_ks, diffs, shown)
     reading = (f"equivalent (TOST) at {d_k_list(hits)}" if hits else "equivalent at no d_k") + \
         f"; at d_k = {d_ks[shown]}: {_fmt(ci)}; power if truly equal at the paired sd: {power}"
     values = set(reads.values())
-    answer = ("yes" if hits else "few" if values == {"few"} else "no" if values == {"no"} else "unclear")
+    answer = (Answer.YES if hits else Answer.FEW if values == {Answer.FEW} else Answer.NO if values == {Answer.NO}
+              else Answer.UNCLEAR)
     return Part(label, question, answer, ci, n, detectable(x) if n else math.nan, 3, reading)
 
 
 def _power(x, margin: float) -> str:
     x = np.asarray(x, dtype=float)
     x = x[np.isfinite(x)]
-    p = sp.tost_power(float(np.std(x, ddof=1)), x.size, margin) if x.size > 1 else math.nan
+    p = profile.tost_power(float(np.std(x, ddof=1)), x.size, margin) if x.size > 1 else math.nan
     return f"{p:.0%}" if math.isfinite(p) else "n/a"
 
 
@@ -133,7 +134,7 @@ def fix_part(d_ks, diffs, margin: float, largest: int, label: str = "(b) scaled 
     question = f"ahead at d_k = {largest}"
     if not d_ks:
         return not_measured(label, question, NONE_ENTERED)
-    from_d = sp.from_which(d_ks, sp.step_down(diffs, margin))
+    from_d = profile.from_which(d_ks, profile.step_down(diffs, margin))
     reading = (f"ahead by more than {margin:g} from d_k = {from_d} on" if from_d is not None
                else f"ahead by more than {margin:g} at no d_k") + " (step-down)"
     return _ahead_at_largest(d_ks, diffs, largest, margin, label, question, reading)
@@ -141,7 +142,7 @@ def fix_part(d_ks, diffs, margin: float, largest: int, label: str = "(b) scaled 
 
 def fix_from(d_ks, diffs, margin: float) -> int | None:
     """The smallest d_k from which scaled − unscaled exceeds the margin (the step-down)."""
-    return sp.from_which(d_ks, sp.step_down(diffs, margin)) if d_ks else None
+    return profile.from_which(d_ks, profile.step_down(diffs, margin)) if d_ks else None
 
 
 def lr_slope_part(variant: str, slopes, band: float, predicted: float | None) -> Part:
@@ -153,11 +154,11 @@ def lr_slope_part(variant: str, slopes, band: float, predicted: float | None) ->
     pred = "none" if predicted is None else f"{predicted:+.1f}"
     question = f"flat: within ±{band:.2f}" if predicted == 0 else f"predicted {pred}"
     if n < MIN_SEEDS:
-        answer = "few"
+        answer = Answer.FEW
     elif predicted == 0 and math.isfinite(band):
-        answer = within(ci, -band, band)
+        answer = Answer(within(ci, -band, band))
     else:
-        answer = "reported"
+        answer = Answer.REPORTED
     reading = f"{_fmt(ci)} per doubling"
     return Part(f"{variant}: slope of log2 best lr", question, answer, ci, n,
                 detectable(slopes) if n else math.nan, 2, reading)

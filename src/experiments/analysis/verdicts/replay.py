@@ -8,15 +8,14 @@ conf/cell/ file). Pure: frames in, a dict of plain numbers and lists out.
 - best_lr_agreement: the fraction of (cell, variant, d_k) whose chosen rate is unchanged.
 - auc_loss_at_choice: where the choice changes, the full-grid seed-mean val AUC of the
   full choice minus that of the pruned choice (mean and max; 0 where nothing changes).
-- verdicts_changed: the readings (a section's verdict, or one clause's answer) that differ
-  between the verdict pipeline on the full tables and on the pruned ones (per cell: only
-  that cell's runs replaced by their pruned version).
+- verdicts_changed: the readings (a section's verdict, a condition's verdict and lr view, or one
+  clause's answer: the sections' own values, see `readings`) that differ between the verdict
+  pipeline on the full tables and on the pruned ones (per cell: only that cell's runs replaced by
+  their pruned version), each as "<reading>: <full> -> <pruned>".
 - lr_sensitivity_error: the largest difference, over (cell, variant, d_k), of the seed-mean
   LR sensitivity; a pruned lane enters it at its AUC with its last accuracy held (lr_select).
 """
 from __future__ import annotations
-
-import re
 
 import numpy as np
 import pandas as pd
@@ -24,12 +23,10 @@ import pandas as pd
 from experiments.analysis import results as analysis_results
 from experiments.analysis.lr import select as lr_select
 from experiments.analysis.tables import load
-from experiments.analysis.verdicts.rules import FAILS, HOLDS, UNMEASURED, UNSURE
+from experiments.analysis.verdicts.rules import Answer, Verdict, fewest, words
 from experiments.analysis.verdicts.sections import all_sections
 
-ANSWER = re.compile(r"\(([^();]+): (yes|no|unclear|few); n = \d+[;),]")  # every clause's (question: answer; n)
-CELL_VERDICT = re.compile(rf"(\w+/\w+): ({'|'.join((HOLDS, FAILS, UNSURE, UNMEASURED))})\b")  # a cell's reading
-NUMBER = re.compile(r"[-−+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+Reading = tuple[Verdict, int] | Answer  # a verdict with its fewest seeds (Verdict.FEW), or a clause's answer
 
 
 def cell_name(task: str, optimizer: str) -> str:
@@ -40,27 +37,36 @@ def _cells(summary: pd.DataFrame) -> list[tuple[str, str]]:
     return sorted({(t, o) for t, o in zip(summary["task"], summary["optimizer"])})
 
 
-def readings(res: load.Results) -> dict[str, str]:
-    """{reading: answer}: each section's verdict, each cell's verdict, and each clause's answer in
-    its reason and notes. A clause is keyed by its place and its question with the numbers masked
-    (a question names a measured value, e.g. d*, which may move without the answer changing)."""
-    out = {}
+def readings(res: load.Results) -> dict[str, Reading]:
+    """{reading: value}: each section's verdict and each of its judged clauses' answers, and per
+    condition of a section that reads conditions (quality) its verdict, its clauses' answers, its
+    lr view's verdict and its slope clauses' answers. A clause is keyed by its place and its label."""
+    out: dict[str, Reading] = {}
     for s in all_sections(res):
-        out[f"{s.key}: verdict"] = s.verdict
-        texts = [s.reason, *s.notes]
-        for cell, verdict in (c for text in texts for c in CELL_VERDICT.findall(text)):
-            out[f"{s.key} {cell}: verdict"] = verdict
-        clauses = [c for text in texts for c in ANSWER.findall(text)]
-        for i, (question, answer) in enumerate(clauses):  # a question recurs across tasks: numbered
-            out[f"{s.key} #{i}: {NUMBER.sub('#', question.strip())}"] = answer
+        out[f"{s.key}: verdict"] = (s.verdict, s.seeds)
+        if not s.cells:
+            out.update({f"{s.key}: {p.label}": p.answer for p in s.parts})
+        for c in s.cells:
+            out[f"{s.key} {c.name}: verdict"] = (c.verdict, c.seeds)
+            out.update({f"{s.key} {c.name}: {p.label}": p.answer for p in c.parts})
+            if c.lr_verdict is not None:
+                mup = [c.lr_parts["mup"]] if "mup" in c.lr_parts else []
+                out[f"{s.key} {c.name}: lr view"] = (c.lr_verdict, fewest(mup))
+                out.update({f"{s.key} {c.name}: {p.label}": p.answer for p in c.lr_parts.values()})
     return out
+
+
+def _text(value: Reading | None) -> str:
+    if value is None:
+        return "absent"
+    return value.value if isinstance(value, Answer) else words(*value)
 
 
 def _choices(summary: pd.DataFrame, history: pd.DataFrame) -> pd.DataFrame:
     return lr_select.best_lrs(lr_select.scored(summary, history)).set_index(lr_select.CELL)
 
 
-def choice_figures(full: pd.DataFrame, pruned: pd.DataFrame, history: pd.DataFrame,
+def choice_measures(full: pd.DataFrame, pruned: pd.DataFrame, history: pd.DataFrame,
                    pruned_history: pd.DataFrame) -> dict:
     """best_lr_agreement, auc_loss_at_choice and lr_sensitivity_error of one set of runs."""
     bf, bp = _choices(full, history), _choices(pruned, pruned_history)
@@ -87,16 +93,17 @@ def _sensitivity(summary: pd.DataFrame, history: pd.DataFrame) -> pd.Series:
     return sens.groupby(lr_select.CELL)["sensitivity"].mean()
 
 
-def figures(tables: dict, pruned_summary: pd.DataFrame, pruned_history: pd.DataFrame, root,
-            primary: tuple[str, str | None]) -> dict:
-    """The replay's figures, overall and per cell (see the module docstring)."""
+def measures(tables: dict, pruned_summary: pd.DataFrame, pruned_history: pd.DataFrame, root,
+             primary: tuple[str, str | None]) -> dict:
+    """What pruning changes, overall and per cell: pruning_replay.json's measures (see the module
+    docstring)."""
     full, hist = tables["summary"], tables["history"]
     analysed = lambda s, h: readings(analysis_results.from_tables(root, {**tables, "summary": s, "history": h}, *primary))  # noqa: E731
     base = analysed(full, hist)
 
     def changed(s, h) -> list[str]:
         now = analysed(s, h)
-        return sorted(f"{k}: {base.get(k, 'absent')} -> {now.get(k, 'absent')}"
+        return sorted(f"{k}: {_text(base.get(k))} -> {_text(now.get(k))}"
                       for k in set(base) | set(now) if base.get(k) != now.get(k))
 
     def one(mask_full, mask_pruned) -> dict:
@@ -104,7 +111,7 @@ def figures(tables: dict, pruned_summary: pd.DataFrame, pruned_history: pd.DataF
         ids = set(p["run_id"])
         return {"lane_steps_saved": float(1 - p["steps_done"].sum() / f["steps_done"].sum()),
                 "lanes_pruned": int((p["status"] == "pruned").sum()), "lanes": int(len(p)),
-                **choice_figures(f, p, hist[hist["run_id"].isin(ids)],
+                **choice_measures(f, p, hist[hist["run_id"].isin(ids)],
                                  pruned_history[pruned_history["run_id"].isin(ids)])}
 
     every = np.ones(len(full), bool)

@@ -1,11 +1,12 @@
-"""The words of a verdict, and one clause of a rule: a per-seed sample, a question, an answer.
+"""Verdicts as values, and one clause of a rule: a per-seed sample, a question, an answer.
 
 A clause asks one question of the interval over seeds of one quantity ("is
-unscaled's slope within 1 ± 0.15?") and answers 'yes', 'no', 'unclear' or
-'few' (fewer than MIN_SEEDS seeds: no interval to ask). Clauses combine into
-a verdict: holds if every answer is 'yes', does not hold if any is 'no',
-"not measured" if no clause had a single value, "inconclusive (too few
-seeds ...)" if a clause lacked seeds, inconclusive otherwise. Each clause states its power: the smallest true distance from its
+unscaled's slope within 1 ± 0.15?") and answers YES, NO, UNCLEAR or FEW
+(fewer than MIN_SEEDS seeds: no interval to ask). Clauses combine into a
+Verdict: HOLDS if every answer is YES, FAILS if any is NO, UNMEASURED if no
+clause had a single value, FEW if a clause lacked seeds (`fewest` says how
+many it had), UNSURE otherwise. Words are written from these at the edge
+(`words`, analysis/render). Each clause states its power: the smallest true distance from its
 threshold that the interval would clear with 80% probability, from the seed
 spread (stats.detectable), so that "unclear" with a wide spread reads as no
 power and not as no effect.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from enum import Enum
 
 import numpy as np
 
@@ -32,16 +34,36 @@ from experiments.analysis.stats.intervals import (
     within,
 )
 
-HOLDS, FAILS, UNSURE = "holds", "does not hold", "inconclusive"
-UNSEEN = "not observed in this setting"  # the setting cannot show the effect (reason given)
-UNMEASURED = "not measured"  # nothing to judge: no table, no runs, or no clause with a value
-VERDICTS = (HOLDS, FAILS, UNSURE, UNSEEN, UNMEASURED)
+
+
+class Verdict(Enum):
+    """A sub-claim's (or one condition's) verdict; the value is its words."""
+    HOLDS = "holds"
+    FAILS = "does not hold"
+    UNSURE = "inconclusive"
+    FEW = "inconclusive (too few seeds)"  # a clause had fewer than MIN_SEEDS seeds (`fewest`: how many)
+    UNSEEN = "not observed in this setting"  # the setting cannot show the effect (reason given)
+    UNMEASURED = "not measured"  # nothing to judge: no table, no runs, or no clause with a value
+
+
+class Answer(Enum):
+    """One clause's answer to its question."""
+    YES = "yes"
+    NO = "no"
+    UNCLEAR = "unclear"
+    FEW = "few"  # fewer than MIN_SEEDS seeds (n = 0: not measured)
+    REPORTED = "reported"  # shown beside its prediction, not judged
+
+
+HOLDS, FAILS, UNSURE, FEW = Verdict.HOLDS, Verdict.FAILS, Verdict.UNSURE, Verdict.FEW
+UNSEEN, UNMEASURED = Verdict.UNSEEN, Verdict.UNMEASURED
 POWER_NOTE = (f"'detectable' is the smallest true distance from the threshold that the interval would "
               f"clear with {POWER:.0%} probability, (t_0.975 + t_{POWER}) sd / √n over the seed spread")
 
 
-def too_few(n: int) -> str:
-    return f"{UNSURE} (too few seeds: n = {n} < {MIN_SEEDS})"
+def words(verdict: Verdict, seeds: int = 0) -> str:
+    """The verdict in words; FEW names the fewest seeds a clause had (`seeds`)."""
+    return f"{UNSURE.value} (too few seeds: n = {seeds} < {MIN_SEEDS})" if verdict is FEW else verdict.value
 
 
 @dataclass(frozen=True)
@@ -49,7 +71,7 @@ class Part:
     """One clause: `label` asked `question` of its interval `ci` over `n` seeds."""
     label: str
     question: str
-    answer: str  # yes | no | unclear | few
+    answer: Answer
     ci: Interval
     n: int
     detectable: float
@@ -60,9 +82,9 @@ class Part:
         if self.n == 0:
             return f"{self.label}: not measured" + (f" ({self.reading})" if self.reading else "")
         if self.reading:
-            return f"{self.label}: {self.reading} ({self.question}: {self.answer}; n = {self.n})"
+            return f"{self.label}: {self.reading} ({self.question}: {self.answer.value}; n = {self.n})"
         power = f"{self.detectable:.2g}" if math.isfinite(self.detectable) else "n/a"
-        return (f"{self.label} {fmt_ci(self.ci, self.digits)} ({self.question}: {self.answer}; "
+        return (f"{self.label} {fmt_ci(self.ci, self.digits)} ({self.question}: {self.answer.value}; "
                 f"n = {self.n}, detectable {power})")
 
 
@@ -75,27 +97,31 @@ def judge(label: str, question: str, values, kind: str, lo: float, hi: float | N
     if kind not in ("within", "above", "below"):
         raise ValueError(f"judge: kind must be within, above or below, got {kind!r}")
     if n < MIN_SEEDS:
-        answer = "few"
+        answer = Answer.FEW
     elif kind == "within":
-        answer = within(ci, lo, hi)
+        answer = Answer(within(ci, lo, hi))
     else:
-        answer = (above if kind == "above" else below)(ci, lo)
+        answer = Answer((above if kind == "above" else below)(ci, lo))
     return Part(label, question, answer, ci, n, detectable(values) if n else math.nan, digits)
 
 
-def verdict_of(parts: list[Part] | list[str]) -> str:
+def verdict_of(parts: list[Part] | list[Answer]) -> Verdict:
     """Combine clause answers (Parts or plain answers) into a verdict."""
     answers = [p.answer if isinstance(p, Part) else p for p in parts]
-    if answers and all(a == "yes" for a in answers):
+    if answers and all(a is Answer.YES for a in answers):
         return HOLDS
-    if "no" in answers:
+    if Answer.NO in answers:
         return FAILS
     if parts and all(isinstance(p, Part) and p.n == 0 for p in parts):
         return UNMEASURED
-    few = [p.n for p in parts if isinstance(p, Part) and p.answer == "few"]
-    if few and min(few) > 0:  # n = 0 is "not measured", not "too few"
-        return too_few(min(few))
-    return UNSURE
+    return FEW if fewest(parts) else UNSURE
+
+
+def fewest(parts: list[Part] | list[Answer]) -> int:
+    """The fewest seeds of a clause that had too few (n = 0 is "not measured", not "too few");
+    0 where none had too few."""
+    few = [p.n for p in parts if isinstance(p, Part) and p.answer is Answer.FEW]
+    return min(few) if few and min(few) > 0 else 0
 
 
 def reason(parts: list[Part]) -> str:

@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 
 from experiments.analysis.tables import load
-from experiments.analysis.tables import diverged as status
-from experiments.analysis.verdicts.rules import POWER_NOTE, UNMEASURED
+from experiments.analysis.tables import diverged
+from experiments.analysis.verdicts.rules import POWER_NOTE, UNMEASURED, Part, Verdict
 from experiments.analysis.stats.intervals import METHOD, MIN_SEEDS, count, fmt_ci, mean_ci, per_seed_slopes
 
 INTERVALS = f"{METHOD}; {POWER_NOTE}"
@@ -30,7 +30,7 @@ class Section:
     claim: str
     figures: list[str]
     rule: str
-    verdict: str
+    verdict: Verdict
     reason: str
     conditions: str
     tables: list[tuple[str, pd.DataFrame]] = field(default_factory=list)
@@ -39,6 +39,9 @@ class Section:
     rule_brief: str = ""  # the rule in one sentence; the full rule is `rule` and docs/CLAIM.md
     answer: list[str] = field(default_factory=list)  # "The answer" in plain words, one line per cell
     variants: list = field(default_factory=list)  # every_variant.ConditionVariants, one per cell (quality)
+    seeds: int = 0  # Verdict.FEW: the fewest seeds a clause had
+    parts: list[Part] = field(default_factory=list)  # the judged clauses
+    cells: list = field(default_factory=list)  # quality.Cell, one per (task, optimizer) (quality)
 
 
 def no_data(key: str, title: str, claim: str, figures: list[str], rule: str, what: str,
@@ -101,7 +104,7 @@ def describe_runs(summary: pd.DataFrame | None, cond, run_ids=None) -> str:
         s = s[s["run_id"].isin(run_ids)]
     seeds = sorted(int(x) for x in s["seed"].unique())
     steps = ", ".join(str(int(x)) for x in sorted(s["steps"].dropna().unique())) if "steps" in s else "?"
-    n_div = len(status.diverged(s))
+    n_div = len(diverged.diverged(s))
     runs = f"{len(s)} runs" + (f", of which {n_div} diverged (left out after init)" if n_div else "")
     parts = [f"task `{cond[0]}`", f"optimizer `{cond[1]}`", f"{steps} steps",
              f"{len(seeds)} seeds ({', '.join(map(str, seeds))})", runs]
@@ -146,5 +149,5 @@ def end_source(res: load.Results):
     """End-of-training rows of the primary condition, diverged runs left out."""
     if res.history is None:
         return None, None
-    trained = status.without_diverged(load.at_condition(res.history, res.primary), res.summary)
+    trained = diverged.without_diverged(load.at_condition(res.history, res.primary), res.summary)
     return load.end_rows(trained), res.primary

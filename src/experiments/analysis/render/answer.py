@@ -1,5 +1,5 @@
-"""The answer in plain words: per (task, optimizer), one or two sentences read off the d_k
-profile. From which d_k on unscaled falls behind scaled, and by how much at the largest d_k;
+"""The answer in plain words: per (task, optimizer), one or two sentences written from its
+reading (verdicts.quality.Cell) on the d_k profile. From which d_k on unscaled falls behind scaled, and by how much at the largest d_k;
 where additive crosses unscaled; where the variants are alike; whether muP's rate transfers.
 REPORT.md and the dashboard open with them. Every number comes from the clauses' own
 functions (stats.profile, quality_rules), so the sentences cannot disagree with the verdict.
@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from experiments.analysis.stats import profile as sp
+from experiments.analysis.stats import profile
 from experiments.analysis.stats.intervals import mean_ci
 from experiments.analysis.verdicts import quality_profile as qp
 from experiments.analysis.verdicts import quality_rules
-from experiments.analysis.verdicts.rules import Part
+from experiments.analysis.verdicts.quality import Cell
+from experiments.analysis.verdicts.rules import Answer, Part, words
 
 
 def _alike_at(d_ks: list[int], margin: float) -> str:
@@ -27,7 +28,7 @@ def _fix(p: qp.CellProfile, fix_from: int | None, margin: float) -> str:
     if not d_ks:
         return "Scaled learned at no d_k, so when unscaled falls behind it is not measured."
     at = qp.fmt_delta(mean_ci(diffs[:, -1]))
-    behind = sp.from_which(d_ks, sp.step_down(diffs))
+    behind = profile.from_which(d_ks, profile.step_down(diffs))
     head = (f"Unscaled falls behind scaled from d_k = {behind} on" if behind is not None
             else "Unscaled falls behind scaled at no d_k measured")
     beyond = (f"by more than {margin:g} AUC from d_k = {fix_from} on" if fix_from is not None
@@ -35,14 +36,14 @@ def _fix(p: qp.CellProfile, fix_from: int | None, margin: float) -> str:
     return f"{head} ({beyond}), by {at} at d_k = {d_ks[-1]}."
 
 
-def _additive(p: qp.CellProfile, cross: sp.Crossover | None, margin: float) -> str:
+def _additive(p: qp.CellProfile, cross: profile.Crossover | None, margin: float) -> str:
     if cross is None:
         return "Additive was not run."
     d_ks, diffs = p.entered(qp.CLAIM_PAIR)
     if not d_ks:
         return "Additive against unscaled: not measured (neither learned at a d_k where scaled did)."
-    ahead = sp.from_which(d_ks, sp.step_down(diffs)) if d_ks else None
-    alike = [d for j, d in enumerate(d_ks) if sp.equivalent(diffs[:, j], margin) == "yes"]
+    ahead = profile.from_which(d_ks, profile.step_down(diffs)) if d_ks else None
+    alike = [d for j, d in enumerate(d_ks) if Answer(profile.equivalent(diffs[:, j], margin)) is Answer.YES]
     where = (f"crosses unscaled at d* = {cross.text()}" if cross.d_star is not None
              else "never crosses unscaled from below")
     ahead_words = f"ahead from d_k = {ahead} on" if ahead is not None else "ahead at no d_k"
@@ -60,31 +61,30 @@ def _wide(p: qp.CellProfile, margin: float) -> str:
     if not ran:
         return ""
     j = ran[0]
-    alike = [d_ks[i] for i in ran if sp.equivalent(diffs[:, i], margin) == "yes"]
+    alike = [d_ks[i] for i in ran if Answer(profile.equivalent(diffs[:, i], margin)) is Answer.YES]
     where = _alike_at(alike, margin)
     return (f" With 64 hidden units (not judged), additive − unscaled is {qp.fmt_delta(mean_ci(diffs[:, j]))} "
             f"at d_k = {d_ks[j]}, {where}.")
 
 
-def _mup(lr_parts: list[Part]) -> str:
-    mup = [q for q in lr_parts if q.label.startswith("mup:")]
-    if not mup or mup[0].n == 0:
+def _mup(lr_parts: dict[str, Part]) -> str:
+    q = lr_parts.get("mup")
+    if q is None or q.n == 0:
         return "Whether muP's rate transfers: not measured (no mup runs)."
-    q = mup[0]
-    word = {"yes": "transfers", "no": "does not transfer"}.get(q.answer, "may or may not transfer (unclear)")
+    word = {Answer.YES: "transfers", Answer.NO: "does not transfer"}.get(q.answer, "may or may not transfer (unclear)")
     return f"muP's rate {word}: its optimum moves {q.reading} ({q.question})."
 
 
-def cell_answer(p: qp.CellProfile, verdict: str, cross: sp.Crossover | None, fix_from: int | None,
-                lr_parts: list[Part], margin: float) -> str:
+def cell_answer(c: Cell) -> str:
     """'**task/opt** (verdict): sentences' for one (task, optimizer)."""
+    p = c.dk_profile
     gap = "".join(f" Not measured at {quality_rules.d_k_list(d_ks)}: {why}."
                   for why, d_ks in p.why_unmeasured().items())
-    return (f"**{p.name}** ({verdict}): {_fix(p, fix_from, margin)} {_additive(p, cross, margin)}"
-            f"{_wide(p, margin)} {_mup(lr_parts)}{gap}")
+    return (f"**{p.name}** ({words(c.verdict, c.seeds)}): {_fix(p, c.fix_from, c.margin)} "
+            f"{_additive(p, c.crossover, c.margin)}{_wide(p, c.margin)} {_mup(c.lr_parts)}{gap}")
 
 
 def answer_lines(sections) -> list[str]:
-    """The answer sentences of whichever section carries them (the quality section)."""
-    return [line for s in sections for line in getattr(s, "answer", [])]
+    """The answer sentences of whichever section reads cells (the quality section), one per cell."""
+    return [cell_answer(c) for s in sections for c in s.cells]
 
