@@ -15,7 +15,7 @@ from experiments.analysis.verdicts import at_init as va
 from experiments.analysis.verdicts import mup as vm
 from experiments.analysis.verdicts import quality as vq
 from experiments.analysis.verdicts import cost as vt
-from experiments.analysis.verdicts.rules import FAILS, FEW, HOLDS, UNSEEN, UNSURE, Answer
+from experiments.analysis.verdicts.rules import FAILS, FEW, HOLDS, UNSEEN, UNSURE, Answer, Method
 
 SD = 0.002  # seed spread of "tight" data: the 95% t half-width at n = 3 is 2.48 SD ≈ 0.005
 NEAR = 0.012  # how far inside/outside a threshold "near" data sit (> the half-width)
@@ -185,22 +185,26 @@ def test_alike_is_tested_below_d_star_only():
     cross = qr.crossover_of(D_KS, diffs)
     assert 8 < cross.d_star < 64
     part = qr.alike_part(D_KS, diffs, MARGIN, cross)
-    assert part.answer is Answer.NO and "d_k = 8" in part.reading and "power" in part.reading
+    assert part.answer is Answer.NO and part.test is Method.TOST and part.at_d_k == 8 and part.d_ks == ()
+    assert "power" in part.reading  # TOST's power per d_k, stated in words only
     flat = qr.alike_part(D_KS, _profile(0.0, 0.0), MARGIN, qr.crossover_of(D_KS, _profile(0.0, 0.0)))
-    assert flat.answer is Answer.YES and "d_k = 8, 64, 1024" in flat.reading  # no crossing: every d_k
+    assert flat.answer is Answer.YES and flat.d_ks == (8, 64, 1024)  # no crossing: every d_k
 
 
 def test_a_largest_d_k_not_measured_cannot_hold():
     diffs = _profile(0.0, 0.2)[:, :2]  # d_k 1024 did not enter
     assert qr.ahead_part(D_KS[:2], diffs, 1024, MARGIN).answer is Answer.UNCLEAR
-    assert "1024, not measured" in qr.fix_part(D_KS[:2], diffs, MARGIN, 1024).text()
+    assert qr.fix_part(D_KS[:2], diffs, MARGIN, 1024).at_d_k == 64  # 1024 not measured
     assert qr.ahead_part([], diffs[:, :0], 1024, MARGIN).text().endswith(f"not measured ({qr.NONE_ENTERED})")
 
 
 def test_quality_fix_from_which_d_k():
     diffs = np.stack([tight(0.01, 8), tight(0.1, 8), tight(0.3, 8)], axis=1)
     assert qr.fix_from(D_KS, diffs, MARGIN) == 64  # 0.01 is ahead of 0 but not of the margin
-    assert qr.fix_part(D_KS, diffs, MARGIN, 1024).answer is Answer.YES
+    fix = qr.fix_part(D_KS, diffs, MARGIN, 1024)
+    assert fix.answer is Answer.YES and fix.test is Method.STEP_DOWN and fix.d_ks == (64, 1024)
+    ahead = qr.ahead_part(D_KS, diffs, 1024, MARGIN)
+    assert ahead.d_ks == (8, 64, 1024) and ahead.at_d_k == 1024  # ahead of 0 from d_k = 8 on
     assert qr.fix_part(D_KS, -diffs, MARGIN, 1024).answer is Answer.NO
 
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from experiments.analysis.stats import profile
 from experiments.analysis.stats.intervals import MIN_SEEDS, NAN_INTERVAL, count, detectable, mean_ci, within
-from experiments.analysis.verdicts.rules import Answer, Part
+from experiments.analysis.verdicts.rules import Answer, Method, Part
 
 ALPHA = profile.ALPHA
 NONE_ENTERED = "no d_k where scaled and one of the two variants learned"
@@ -73,12 +73,14 @@ def ahead_part(d_ks, diffs, largest: int, margin: float, label: str = "(a) addit
     from_d = profile.from_which(d_ks, profile.step_down(diffs))
     reading = (f"ahead from d_k = {from_d} on (step-down, family-wise {ALPHA:.0%})" if from_d is not None
                else "ahead at no d_k")
-    return _ahead_at_largest(d_ks, diffs, largest, margin, label, question, reading)
+    return _ahead_at_largest(d_ks, diffs, largest, margin, label, question, reading, from_d)
 
 
-def _ahead_at_largest(d_ks, diffs, largest: int, margin: float, label: str, question: str, reading: str) -> Part:
+def _ahead_at_largest(d_ks, diffs, largest: int, margin: float, label: str, question: str, reading: str,
+                      from_d: int | None) -> Part:
     """'yes' if ahead (one-sided, null 0: the step-down's first test) at the largest swept d_k,
-    'no' if behind or alike there, 'unclear' otherwise or where that d_k did not enter."""
+    'no' if behind or alike there, 'unclear' otherwise or where that d_k did not enter; the range
+    found is the step-down's, from `from_d` on."""
     x, ci, n = _at(d_ks, diffs, -1)
     if n < MIN_SEEDS:
         answer = Answer.FEW
@@ -89,7 +91,9 @@ def _ahead_at_largest(d_ks, diffs, largest: int, margin: float, label: str, ques
     else:
         answer = Answer.UNCLEAR
     reading += f"; at d_k = {d_ks[-1]}: {_fmt(ci)}" + _top_missing(d_ks, largest)
-    return Part(label, question, answer, ci, n, detectable(x) if n else math.nan, 3, reading)
+    found = tuple(int(d) for d in d_ks if from_d is not None and d >= from_d)
+    return Part(label, question, answer, ci, n, detectable(x) if n else math.nan, 3, reading, Method.STEP_DOWN,
+                found, int(d_ks[-1]))
 
 
 def crossover_of(d_ks, diffs) -> profile.Crossover:
@@ -118,7 +122,8 @@ def alike_part(d_ks, diffs, margin: float, cross: profile.Crossover,
     values = set(reads.values())
     answer = (Answer.YES if hits else Answer.FEW if values == {Answer.FEW} else Answer.NO if values == {Answer.NO}
               else Answer.UNCLEAR)
-    return Part(label, question, answer, ci, n, detectable(x) if n else math.nan, 3, reading)
+    return Part(label, question, answer, ci, n, detectable(x) if n else math.nan, 3, reading, Method.TOST,
+                tuple(int(d) for d in hits), int(d_ks[shown]))
 
 
 def _power(x, margin: float) -> str:
@@ -137,7 +142,7 @@ def fix_part(d_ks, diffs, margin: float, largest: int, label: str = "(b) scaled 
     from_d = profile.from_which(d_ks, profile.step_down(diffs, margin))
     reading = (f"ahead by more than {margin:g} from d_k = {from_d} on" if from_d is not None
                else f"ahead by more than {margin:g} at no d_k") + " (step-down)"
-    return _ahead_at_largest(d_ks, diffs, largest, margin, label, question, reading)
+    return _ahead_at_largest(d_ks, diffs, largest, margin, label, question, reading, from_d)
 
 
 def fix_from(d_ks, diffs, margin: float) -> int | None:

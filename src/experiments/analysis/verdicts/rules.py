@@ -55,6 +55,13 @@ class Answer(Enum):
     REPORTED = "reported"  # shown beside its prediction, not judged
 
 
+class Method(Enum):
+    """The test behind a clause's answer."""
+    INTERVAL = "t-interval over seeds"  # the two-sided interval against a band or threshold
+    STEP_DOWN = "fixed-sequence step-down"  # one-sided t-tests from the largest d_k down (stats.profile)
+    TOST = "TOST"  # two one-sided tests against ±margin (stats.profile.equivalent)
+
+
 HOLDS, FAILS, UNSURE, FEW = Verdict.HOLDS, Verdict.FAILS, Verdict.UNSURE, Verdict.FEW
 UNSEEN, UNMEASURED = Verdict.UNSEEN, Verdict.UNMEASURED
 POWER_NOTE = (f"'detectable' is the smallest true distance from the threshold that the interval would "
@@ -68,7 +75,8 @@ def words(verdict: Verdict, seeds: int = 0) -> str:
 
 @dataclass(frozen=True)
 class Part:
-    """One clause: `label` asked `question` of its interval `ci` over `n` seeds."""
+    """One clause: `label` asked `question` of its interval `ci` over `n` seeds, by `test`; a clause
+    over several d_k also says where it found its effect (`d_ks`) and at which d_k `ci` is."""
     label: str
     question: str
     answer: Answer
@@ -77,6 +85,9 @@ class Part:
     detectable: float
     digits: int = 2
     reading: str = ""  # what a clause over several d_k read, in words, in place of the one interval
+    test: Method = Method.INTERVAL
+    d_ks: tuple[int, ...] = ()  # where the effect was found: ahead (step-down), equivalent (TOST)
+    at_d_k: int | None = None  # the d_k whose interval `ci` is
 
     def text(self) -> str:
         if self.n == 0:
