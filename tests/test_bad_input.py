@@ -324,7 +324,8 @@ def case_id(case: Case) -> str:
     return case.id + (" [subprocess]" if case.subprocess else "")
 
 
-@pytest.mark.parametrize("case", CASES, ids=case_id)
+@pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.slow) if c.subprocess else c for c in CASES],
+                         ids=case_id)  # a case run as a command is slow: make test, not test-quick
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(case, tmp_path, monkeypatch, capsys):
     check_case(case, tmp_path, monkeypatch, capsys)
 

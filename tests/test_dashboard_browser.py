@@ -27,6 +27,8 @@ from fixtures_results import assert_self_contained, write_synthetic_results
 
 from experiments import dashboard
 
+pytestmark = pytest.mark.slow  # they train or start commands: in make test, not make test-quick
+
 
 def _chromium() -> str | None:
     for name in ("chromium", "chromium-browser", "google-chrome"):

@@ -23,6 +23,8 @@ from experiments.app import train_job
 from experiments.store import claim
 from experiments.store.wandb_mirror import LoggerConfig, open_run
 
+pytestmark = pytest.mark.slow  # they train or start commands: in make test, not make test-quick
+
 
 # --- 4. a run claimed by another process ------------------------------------------------------
 

@@ -29,6 +29,8 @@ from experiments.app import config, preflight  # noqa: F401 - config registers t
 from experiments.app.errors import CONF_DIR
 from experiments.store import claim
 
+pytestmark = pytest.mark.slow  # they train or start commands: in make test, not make test-quick
+
 TINY = ["d_k=8", "train.steps=20", "train.eval_every=10", "train.n_val=64", "train.n_test=64",
         "train.batch_size=8", "logger=none", "progress=false", "runtime.compile_cache=false"]
 

@@ -10,6 +10,9 @@ import subprocess
 import sys
 
 import pandas as pd
+import pytest
+
+pytestmark = pytest.mark.slow  # they train or start commands: in make test, not make test-quick
 
 RUN = ["attention=unscaled", "d_k=16", "seed=3", "train.steps=30", "train.eval_every=10",
        "train.n_val=32", "train.n_test=64", "train.batch_size=8", "logger=none", "progress=false",

@@ -22,6 +22,8 @@ from experiments.analysis import results as analysis_results
 from experiments.analysis.figures import style
 from experiments.analysis.verdicts import sections as verdict_sections
 
+pytestmark = pytest.mark.slow  # they train or start commands: in make test, not make test-quick
+
 EVAL_EVERY = 10
 TINY = ["attention=scaled", "d_k=8", "seed=0", "optimizer=sgd", "train.steps=40",
         f"train.eval_every={EVAL_EVERY}", "train.n_val=32", "train.n_test=64", "train.batch_size=8",

@@ -19,6 +19,8 @@ import pytest
 from experiments.analysis.tables import load
 from experiments.analysis.verdicts import at_init
 
+pytestmark = pytest.mark.slow  # they train or start commands: in make test, not make test-quick
+
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "EXTENDING.md"
 # "`src/.../x.py`:" or "Its optional `conf/.../x.yaml`:", then the file in a fenced block

@@ -21,6 +21,8 @@ from test_wandb_mirror import read_offline_run
 from experiments.app import interrupt
 from experiments.store.collect import collect
 
+pytestmark = pytest.mark.slow  # they train or start commands: in make test, not make test-quick
+
 # Six runs, long enough (with a warm compilation cache a run of 40 steps takes
 # well under a second, so a sweep of four such runs can finish before the
 # signal lands) that a stop after the first finished run lands mid-sweep.

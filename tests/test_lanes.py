@@ -26,6 +26,8 @@ from experiments.app import config  # noqa: F401 - registers the schemas
 from experiments.app.errors import CONF_DIR
 from experiments.store import results
 
+pytestmark = pytest.mark.slow  # they train or start commands: in make test, not make test-quick
+
 BASE = ["d_k=16", "train.steps=60", "train.eval_every=10", "train.n_val=64", "train.n_test=128",
         "train.batch_size=16", "logger=none", "progress=false", "runtime.compile_cache=false"]
 GRID = "optimizer.lr_grid=[3e-4,3e-3]"

@@ -25,6 +25,8 @@ from experiments.app.errors import CONF_DIR
 from experiments.app.preflight import check_jobs
 from experiments.store.results import NOT_IDENTITY, run_id
 
+pytestmark = pytest.mark.slow  # they train or start commands: in make test, not make test-quick
+
 ROOT = Path(CONF_DIR).parent
 TINY = ["d_k=8", "train.steps=20", "train.eval_every=10", "train.n_val=32", "train.n_test=64",
         "train.batch_size=8", "progress=false"]

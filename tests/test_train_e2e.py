@@ -24,6 +24,8 @@ from experiments.tasks import TASKS
 from experiments.training.group import Lane
 from experiments.training.loop import train_lanes
 
+pytestmark = pytest.mark.slow  # they train or start commands: in make test, not make test-quick
+
 HISTORY = ("run_id attention d_k seed task optimizer step loss accuracy logit_mean logit_var "
            "logit_std logit_absmax entropy entropy_norm saturation jacobian_norm_mean "
            "jacobian_norm_median grad_norm grad_norm_q grad_norm_k grad_norm_v grad_norm_attn "

@@ -17,6 +17,8 @@ from test_wandb_mirror import read_offline_run
 from experiments.store import wandb_mirror
 from experiments.store.wandb_mirror import LoggerConfig, open_run
 
+pytestmark = pytest.mark.slow  # they train or start commands: in make test, not make test-quick
+
 KEY = "0123456789abcdef" * 2 + "fedcba98"  # 40 characters, like a real key; fake
 UNREACHABLE = "http://127.0.0.1:9"  # the discard port: connection refused at once
 FALLBACK = "warning: W&B online mirror unavailable ("
