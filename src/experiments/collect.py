@@ -20,11 +20,8 @@ from experiments.app import interrupt
 
 interrupt.watch_imports()  # before the heavy imports below (see app.interrupt)
 
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
 
-from hydra.core.config_store import ConfigStore
 from omegaconf import DictConfig
 
 from experiments.app import progress
@@ -32,17 +29,6 @@ from experiments.app.command import make_main
 from experiments.store import claim
 from experiments.store.collect import collect_runs, is_finished, list_ids, validate, with_tabled
 from experiments.store.results import atomic_write_parquets
-
-
-@dataclass
-class CollectConfig:
-    results_dir: str = "results"
-    # tabled runs that have no run folder here: true keeps them, false drops them,
-    # unset refuses when there are any
-    keep_tabled: Optional[bool] = None
-
-
-ConfigStore.instance().store(name="collect_schema", node=CollectConfig)
 
 
 def run(cfg: DictConfig) -> None:

@@ -19,27 +19,8 @@ from experiments.app import interrupt
 
 interrupt.watch_imports()  # before the heavy imports below (see app.interrupt)
 
-from dataclasses import dataclass, field
-
-from hydra.core.config_store import ConfigStore
-
 from experiments.app.command import make_main
 from experiments.app.confirm_job import run, validate
-
-
-@dataclass
-class ConfirmConfig:
-    results_dir: str = "results"
-    # a conf/cell/ name: its task and optimizer select the runs confirmed (not `cell`: that
-    # key is the train command's config group, and Hydra would load the cell's file here)
-    for_cell: str = ""
-    n_seeds: int = 8  # confirmation seeds per (variant, d_k)
-    seed_from: int = 8  # the first confirmation seed; seeds below it are the selection's
-    # train overrides every confirmation job takes (e.g. runtime.threads=1)
-    train: list[str] = field(default_factory=list)
-
-
-ConfigStore.instance().store(name="confirm_schema", node=ConfirmConfig)
 
 main = make_main("confirm", run, validate)
 

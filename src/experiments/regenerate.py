@@ -22,7 +22,7 @@ from pathlib import Path
 
 from experiments.app import analysis_cli
 from experiments.app.errors import EXIT_USAGE, ConfigError, explain
-from experiments.collect import CollectConfig
+from experiments.app.command_configs import CollectConfig
 from experiments.store.collect import run_folders
 
 COLLECT_KEYS = tuple(f.name for f in dataclasses.fields(CollectConfig))

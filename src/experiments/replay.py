@@ -12,26 +12,8 @@ from experiments.app import interrupt
 
 interrupt.watch_imports()  # before the heavy imports below (see app.interrupt)
 
-from dataclasses import dataclass, field
-from typing import Optional
-
-from hydra.core.config_store import ConfigStore
-
 from experiments.app.command import make_main
 from experiments.app.replay_job import run, validate
-from experiments.training.prune import PruneRule
-
-
-@dataclass
-class ReplayConfig:
-    results_dir: str = "results"
-    tuning_cell: str = "adam_mqar"  # the cell the rule's options were chosen on; the others are held out
-    primary_optimizer: Optional[str] = None  # None: the folder's analysis.yaml, else adam
-    primary_task: Optional[str] = None
-    prune: PruneRule = field(default_factory=PruneRule)
-
-
-ConfigStore.instance().store(name="replay_schema", node=ReplayConfig)
 
 main = make_main("replay", run, validate)
 

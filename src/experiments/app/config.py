@@ -1,6 +1,7 @@
 """Typed schemas of the training configuration, and the one place where schemas are
 registered in Hydra's ConfigStore (register_schemas): training's, every variant's and
-task's, and the instruments' (which declare theirs, experiments.instruments.cost, .probe).
+task's, the instruments' (which declare theirs: instruments.cost, .probe) and the commands'
+(app.command_configs).
 
 Each conf/<group>/<option>.yaml starts from the schema of its option
 (`defaults: [schema_<option>]`), so that a typo or a wrong type fails at
@@ -20,6 +21,7 @@ from omegaconf import MISSING, DictConfig
 import attention
 from attention.checks import check
 from experiments.app import ranges
+from experiments.app.command_configs import CollectConfig, ConfirmConfig, ReplayConfig
 from experiments.app.errors import CONF_DIR
 from experiments.instruments.cost import CostConfig
 from experiments.instruments.probe import ProbeConfig
@@ -148,8 +150,9 @@ def register_schemas() -> None:
     for name, task in TASKS.items():
         _store_option(cs, "task", name, task.config_cls)
     cs.store(name="schema_logger", node=LoggerConfig)
-    cs.store(name="cost_schema", node=CostConfig)
-    cs.store(name="probe_schema", node=ProbeConfig)
+    for name, node in (("cost", CostConfig), ("probe", ProbeConfig), ("collect", CollectConfig),
+                       ("confirm", ConfirmConfig), ("replay", ReplayConfig)):
+        cs.store(name=f"{name}_schema", node=node)
 
 
 def _store_option(cs: ConfigStore, group: str, name: str, node: type) -> None:
