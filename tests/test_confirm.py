@@ -47,10 +47,10 @@ def test_confirmation_trains_fresh_seeds_at_the_chosen_rate_only(tmp_path):
     assert (entry["selection_seeds"], entry["confirm_seeds"]) == ([0, 1], [2, 3])
     again = _confirm(tmp_path)  # a relaunch skips what is done
     assert [s["wall_time_s"] for s in again] == [s["wall_time_s"] for s in confirmed]
-    summary, history = collect.collect(tmp_path)
+    summary, history, _ = collect.collect_runs(tmp_path)
     assert len(summary) == 6 and set(summary.loc[summary["seed"] >= 2, "lr"]) == {chosen}
-    res = analysis_results.from_tables(tmp_path, {"summary": summary, "history": history, "probe": None,
-                                                  "cost": None}, confirm_seeds_from=2)  # no mixed-cell error
+    res = analysis_results.load_results(tmp_path, confirm_seeds_from=2, tables={  # no mixed-cell error
+        "summary": summary, "history": history, "probe": None, "cost": None})
     assert set(res.history["run_id"]) == {s["run_id"] for s in confirmed}  # the judged runs
     [gain] = select.optimism(select.at_chosen(res.summary, res.history_all)).to_dict("records")
     assert (gain["lr"], gain["n_selection"], gain["n_confirmation"]) == (chosen, 2, 2)

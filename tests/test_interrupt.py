@@ -19,7 +19,7 @@ import pytest
 from test_wandb_mirror import read_offline_run
 
 from experiments.app import interrupt
-from experiments.store.collect import collect
+from experiments.store.collect import collect_runs
 
 pytestmark = pytest.mark.slow  # they train or start commands: in make test, not make test-quick
 
@@ -93,7 +93,7 @@ def _check_consistent(results: Path, sig: signal.Signals) -> None:
         assert s["status"] in ("completed", "failed"), s
         if s["status"] == "failed":  # the run being trained when the signal came
             assert s["error"] == f"Interrupted: stopped by {sig.name}"
-    table, _ = collect(results)
+    table, _, _ = collect_runs(results)
     assert sorted(table["run_id"]) == sorted(summaries)
 
 
@@ -137,7 +137,7 @@ def test_stopped_sweep_resumes(tmp_path, env, sig):
         # so even a SIGKILL right after it leaves a closed record
         got = read_offline_run(results, rid)
         assert got["exit_code"] == 0 and sorted(got["history"]) == EVAL_STEPS
-    table, history = collect(results)
+    table, history, _ = collect_runs(results)
     assert len(table) == N_RUNS and set(table["status"]) == {"completed"}
     assert len(history) == N_RUNS * len(EVAL_STEPS)
 

@@ -254,7 +254,7 @@ def test_a_trained_lane_grid_reads_back(tmp_path):
     from experiments.store import collect
 
     train.run(compose_train("train.n_seeds=3", "optimizer.lr_grid=[3e-4,3e-3,3e-2]", f"results_dir={tmp_path}"))
-    summary, history = collect.collect(tmp_path)
+    summary, history, _ = collect.collect_runs(tmp_path)
     best = lr_select.best_lrs(lr_select.scored(summary, history))
     assert len(best) == 1 and best["n_lrs"].iloc[0] == 3 and best["best_lr"].iloc[0] in (3e-4, 3e-3, 3e-2)
     means = lr_select.lr_means(lr_select.scored(summary, history))

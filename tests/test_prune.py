@@ -174,7 +174,7 @@ def test_a_pruned_job_records_its_pruned_lanes_and_a_relaunch_skips_them(tmp_pat
     assert all(s["status"] == "completed" and s["pruned_at_step"] is None for s in first if s not in pruned)
     again = train.run(compose_train(*args))
     assert [s["wall_time_s"] for s in again] == [s["wall_time_s"] for s in first]  # all skipped
-    summary, history = collect.collect(tmp_path)  # a pruned run is collected, and never chosen
+    summary, history, _ = collect.collect_runs(tmp_path)  # a pruned run is collected, and never chosen
     assert (summary["status"] == "pruned").sum() == 2
     kept = {s["lr"] for s in first if s not in pruned}
     assert set(lr_select.best_lrs(lr_select.scored(summary, history))["best_lr"]) == kept

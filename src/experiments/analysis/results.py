@@ -38,9 +38,3 @@ def load_results(root: str | os.PathLike, primary_optimizer: str = "adam",
     return load.assemble(Path(root), tables, primary_optimizer, primary_task,
                          keep_runs=runs_at_best_lr if lr == "best" else None,
                          confirm_seeds_from=confirm_seeds_from)
-
-
-def from_tables(root: Path, tables: dict, primary_optimizer: str = "adam",
-                primary_task: str | None = None, confirm_seeds_from: int | None = None) -> load.Results:
-    """load_results on tables already in memory (the name verdicts.replay still calls)."""
-    return load_results(root, primary_optimizer, primary_task, confirm_seeds_from, tables=tables)

@@ -173,12 +173,6 @@ def with_tabled(summary: pd.DataFrame, history: pd.DataFrame,
     return merged.reset_index(drop=True), merged_history.reset_index(drop=True), len(kept)
 
 
-def collect(results_dir: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(summary, history) frames of every collectable run under results_dir (no writes)."""
-    summary, history, _ = collect_runs(results_dir)
-    return summary, history
-
-
 def list_ids(ids: list[str]) -> str:
     return ", ".join(ids[:LISTED]) + (f", ... ({len(ids) - LISTED} more)" if len(ids) > LISTED else "")
 

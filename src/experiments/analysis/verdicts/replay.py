@@ -98,7 +98,7 @@ def measures(tables: dict, pruned_summary: pd.DataFrame, pruned_history: pd.Data
     """What pruning changes, overall and per cell: pruning_replay.json's measures (see the module
     docstring)."""
     full, hist = tables["summary"], tables["history"]
-    analysed = lambda s, h: readings(analysis_results.from_tables(root, {**tables, "summary": s, "history": h}, *primary))  # noqa: E731
+    analysed = lambda s, h: readings(analysis_results.load_results(root, *primary, tables={**tables, "summary": s, "history": h}))  # noqa: E731
     base = analysed(full, hist)
 
     def changed(s, h) -> list[str]:
