@@ -14,6 +14,7 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 from experiments.app import bench_job as bench
+from experiments.app.command_configs import BenchConfig
 from experiments.app.errors import CONF_DIR
 from experiments.instruments import bench_measure
 from experiments.instruments.bench_measure import best_time, sweep_wall
@@ -111,7 +112,7 @@ def test_claim_quick_overrides_take_hydras_grammar(monkeypatch):
     composed = []
     real = bench._train_cfg
     monkeypatch.setattr(bench, "_train_cfg", lambda cfg, extra: composed.append(extra) or real(cfg, extra))
-    cfg = OmegaConf.structured(bench.BenchConfig())
+    cfg = OmegaConf.structured(BenchConfig())
     cfg.claim_quick_overrides = ["optimizer.lr_grid=[1e-3,3e-3]", "d_k=8,16"]
     bench.validate(cfg)
     jobs = composed[-2:]  # after the bench's own configs: the sweep's jobs
@@ -144,7 +145,7 @@ def test_quick_mode_measures_the_full_benchs_figures_in_small():
     ("claim_quick_overrides", ["attention=scaled,nope"], "claim_quick_overrides: attention: unknown"),
 ])
 def test_validate(key, value, message):
-    cfg = OmegaConf.structured(bench.BenchConfig())
+    cfg = OmegaConf.structured(BenchConfig())
     cfg[key] = value
     with pytest.raises(ValueError, match=message):
         bench.validate(cfg)

@@ -10,15 +10,14 @@ import platform
 import shutil
 import sys
 import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from hydra import compose, initialize_config_dir
-from hydra.core.config_store import ConfigStore
 from hydra.core.global_hydra import GlobalHydra
 from omegaconf import DictConfig
 
-from experiments.app import preflight, progress, runtime
+from attention.checks import check
+from experiments.app import config, preflight, progress, runtime  # config: registers the schemas
 from experiments.app.errors import CONF_DIR, ConfigError, explain
 from experiments.instruments import bench_measure as measure
 from experiments.store.results import atomic_write_text, package_versions
@@ -38,44 +37,19 @@ TARGETS = {
 }
 
 
-@dataclass
-class BenchConfig:
-    results_dir: str = "results"
-    train: list[str] = field(default_factory=lambda: ["experiment=claim_quick"])  # base overrides
-    d_k: int = 64  # for the step and seed comparisons
-    n_seeds: int = 4
-    vmap_repeats: int = 5  # alternating (sequential, vmapped) pairs behind vmap_seed_speedup
-    peak_d_k: int = 1024
-    matmul_sizes: list[int] = field(default_factory=lambda: [1024, 2048])
-    min_time_s: float = 1.0  # least time spent on each timing (best call kept)
-    lane_counts: list[int] = field(default_factory=lambda: [1, 4, 16, 32])
-    lane_rounds: int = 3  # every lane count timed in turn, this many times (medians kept)
-    heavy: list[str] = field(default_factory=lambda: ["attention=additive", "d_k=1024",
-                                                      "train.eval_every=5"])
-    claim_quick: bool = True  # run the quick sweep (figures 4 and 6)
-    claim_quick_warm: bool = True  # and once more with the cache it filled
-    claim_quick_overrides: list[str] = field(default_factory=list)  # on the sweep only (a smaller grid)
-
-
-ConfigStore.instance().store(name="bench_schema", node=BenchConfig)
-
-
 def validate(cfg: DictConfig) -> None:
     for key in ("d_k", "n_seeds", "peak_d_k", "vmap_repeats", "lane_rounds"):
-        if cfg[key] < 1:
-            raise ValueError(f"{key}: must be >= 1, got {cfg[key]!r}")
-    if not cfg.matmul_sizes or min(cfg.matmul_sizes) < 1:
-        raise ValueError(f"matmul_sizes: must be a non-empty list of sizes >= 1, "
-                         f"got {list(cfg.matmul_sizes)!r}")
+        check(cfg[key] >= 1, key, "must be >= 1", cfg[key])
+    check(bool(cfg.matmul_sizes) and min(cfg.matmul_sizes) >= 1, "matmul_sizes",
+          "must be a non-empty list of sizes >= 1", list(cfg.matmul_sizes))
     have, source = memory.available_bytes()
     if have is not None and 3 * 4 * max(cfg.matmul_sizes) ** 2 > have:
         raise ValueError(f"matmul_sizes: three float32 matrices of {max(cfg.matmul_sizes)}^2 need "
                          f"{12 * max(cfg.matmul_sizes) ** 2 / 1e9:.1f} GB, {source} allows {have / 1e9:.1f} GB")
-    if not cfg.lane_counts or min(cfg.lane_counts) < 1 or 1 not in cfg.lane_counts:
-        raise ValueError(f"lane_counts: must be a list of counts >= 1 that holds 1, "
-                         f"got {list(cfg.lane_counts)!r}")
-    if not (math.isfinite(cfg.min_time_s) and cfg.min_time_s > 0):
-        raise ValueError(f"min_time_s: must be a finite number > 0, got {cfg.min_time_s!r}")
+    check(bool(cfg.lane_counts) and min(cfg.lane_counts) >= 1 and 1 in cfg.lane_counts, "lane_counts",
+          "must be a list of counts >= 1 that holds 1", list(cfg.lane_counts))
+    check(math.isfinite(cfg.min_time_s) and cfg.min_time_s > 0, "min_time_s", "must be a finite number > 0",
+          cfg.min_time_s)
     _train_cfg(cfg, [])  # the base overrides must compose
     # every training config the bench builds composes, is in range and fits in memory
     lanes = f"train.n_seeds={max(cfg.lane_counts)}"
@@ -99,8 +73,6 @@ def validate(cfg: DictConfig) -> None:
 
 
 def _train_cfg(cfg: DictConfig, extra: list[str]) -> DictConfig:
-    from experiments.app import config as schemas
-
     overrides = [*cfg.train, "logger=none", "progress=false", *extra]
     try:
         if GlobalHydra.instance().is_initialized():  # inside the pre-flight or the job
@@ -110,7 +82,7 @@ def _train_cfg(cfg: DictConfig, extra: list[str]) -> DictConfig:
                 train_cfg = compose("train", overrides=overrides)
     except Exception as exc:  # noqa: BLE001 - Hydra/OmegaConf raise many types
         raise ValueError(f"train: {explain(exc)}") from None
-    schemas.validate(train_cfg)
+    config.validate(train_cfg)
     return train_cfg
 
 

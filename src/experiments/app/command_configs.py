@@ -1,4 +1,4 @@
-"""Typed configs of the commands collect, confirm and replay (conf/<command>.yaml):
+"""Typed configs of the commands bench, collect, confirm and replay (conf/<command>.yaml):
 dataclasses only. app.config.register_schemas registers them with the others, so
 that a typo or a wrong type fails at composition, naming the key."""
 from __future__ import annotations
@@ -7,6 +7,25 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from experiments.training.prune import PruneRule
+
+
+@dataclass
+class BenchConfig:
+    results_dir: str = "results"
+    train: list[str] = field(default_factory=lambda: ["experiment=claim_quick"])  # base overrides
+    d_k: int = 64  # for the step and seed comparisons
+    n_seeds: int = 4
+    vmap_repeats: int = 5  # alternating (sequential, vmapped) pairs behind vmap_seed_speedup
+    peak_d_k: int = 1024
+    matmul_sizes: list[int] = field(default_factory=lambda: [1024, 2048])
+    min_time_s: float = 1.0  # least time spent on each timing (best call kept)
+    lane_counts: list[int] = field(default_factory=lambda: [1, 4, 16, 32])
+    lane_rounds: int = 3  # every lane count timed in turn, this many times (medians kept)
+    heavy: list[str] = field(default_factory=lambda: ["attention=additive", "d_k=1024",
+                                                      "train.eval_every=5"])
+    claim_quick: bool = True  # run the quick sweep (figures 4 and 6)
+    claim_quick_warm: bool = True  # and once more with the cache it filled
+    claim_quick_overrides: list[str] = field(default_factory=list)  # on the sweep only (a smaller grid)
 
 
 @dataclass
