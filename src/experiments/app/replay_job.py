@@ -14,8 +14,9 @@ from pathlib import Path
 import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
+from attention.checks import check
 from experiments.analysis.lr import prune_replay
-from experiments.analysis.tables import diverged as run_status
+from experiments.analysis.tables import diverged
 from experiments.analysis.tables import load
 from experiments.analysis.verdicts import replay
 from experiments.app import progress
@@ -46,14 +47,13 @@ def validate(cfg: DictConfig) -> None:
     # the tuning cell need not be in this study (a rule tuned elsewhere holds every cell out); it must be a cell
     optimizers = sorted(p.stem for p in (Path(CONF_DIR) / "optimizer").glob("*.yaml"))
     cells = [replay.cell_name(t, o) for o in optimizers for t in sorted(TASKS)]
-    if cfg.tuning_cell not in cells:
-        raise ValueError(f"tuning_cell: must be <optimizer>_<task>, one of {', '.join(cells)}, "
-                         f"got {cfg.tuning_cell!r}")
+    check(cfg.tuning_cell in cells, "tuning_cell", f"must be <optimizer>_<task>, one of {', '.join(cells)}",
+          cfg.tuning_cell)
 
 
 def _refuse_a_pruned_study(root: Path, summary: pd.DataFrame) -> None:
     """A replay needs every lane's whole validation curve; a study trained with train.prune on cut them."""
-    n = int(run_status.pruned(summary).sum())
+    n = int(diverged.pruned(summary).sum())
     if n:
         raise ValueError(f"results_dir: {str(root)!r} was trained with train.prune on ({n} pruned runs), so its "
                          "losing lanes' curves stop early; replay a study trained with train.prune off")

@@ -135,8 +135,7 @@ def token_batch(tokens: jax.Array, targets: jax.Array, loss_mask: jax.Array) -> 
 def stream_key(seed: int, split: str) -> jax.Array:
     """The root key of one split's stream; train, val and test never share keys.
     Works with a traced seed (vmap over seeds)."""
-    if split not in SPLITS:
-        raise ValueError(f"split: must be one of {sorted(SPLITS)}, got {split!r}")
+    _check(split in SPLITS, "split", f"must be one of {sorted(SPLITS)}", split)
     data = jax.random.fold_in(jax.random.PRNGKey(seed), DATA_TAG)
     return jax.random.fold_in(data, SPLITS[split])
 
