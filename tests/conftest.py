@@ -36,6 +36,29 @@ jax.config.update("jax_num_cpu_devices", 2)
 import pytest
 
 
+# Slow beyond the modules' own pytestmark lines (make test-quick runs `-m "not slow"`): these files,
+# and the tests whose names start so, plot a study, train or start commands (seconds each).
+SLOW = ("test_analysis.py", "test_lr_study.py", "test_probe.py", "test_figures.py", "test_cost.py",
+        "test_every_variant.py", "test_confirm.py", "test_first_screen.py", "test_reassociate.py",
+        "test_mqar_zoology.py", "test_seeds.py", "test_regenerate.py", "test_reports_fresh.py",
+        "test_own_study.py", "test_threefry.py", "test_runtime.py", "test_query_positions.py",
+        "test_unreadable_kept.py", "test_profile.py",
+        "test_bad_input.py::test_memory_estimate_is_near_xla", "test_bad_input.py::test_collect_",
+        "test_bad_input_ranges.py::test_an_", "test_config.py::test_preflight_counts_jobs",
+        "test_config.py::test_help_", "test_config.py::test_groups_are_complete",
+        "test_prune.py::test_a_pruned_job_", "test_prune.py::test_replay_",
+        "test_unlike_runs.py::test_several_", "test_unlike_runs.py::test_the_width_",
+        "test_quality_profile.py::test_each_clause_",
+        "test_lr_theory.py::test_one_adam_step")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        case = getattr(item, "callspec", None) and item.callspec.params.get("case")
+        if item.nodeid.removeprefix("tests/").startswith(SLOW) or getattr(case, "subprocess", False):
+            item.add_marker(pytest.mark.slow)  # a bad-input case run as a command is slow too
+
+
 def pytest_unconfigure(config):
     if OWNS_SESSION_CACHE:
         shutil.rmtree(os.environ[SESSION_CACHE], ignore_errors=True)
