@@ -12,10 +12,11 @@ import numbers
 from typing import Any
 
 
-def check(ok: bool, key: str, allowed: str, value: Any) -> None:
-    """Raise ValueError('<key>: <allowed>, got <value!r>') unless `ok`."""
+def check(ok: bool, key: str, allowed: str, value: Any, error: type[ValueError] = ValueError) -> None:
+    """Raise error('<key>: <allowed>, got <value!r>') unless `ok` (`error`: ValueError or a
+    subclass, e.g. the app's ConfigError where a caller tells the two apart)."""
     if not ok:
-        raise ValueError(f"{key}: {allowed}, got {value!r}")
+        raise error(f"{key}: {allowed}, got {value!r}")
 
 
 def is_int(value: Any) -> bool:

@@ -24,6 +24,7 @@ from hydra import compose, initialize_config_dir
 from hydra.core.config_store import ConfigStore
 from omegaconf import OmegaConf
 
+from attention.checks import check
 from experiments.analysis import results as analysis_results
 from experiments.analysis.tables import load
 from experiments.analysis.verdicts.every_variant import REFERENCE
@@ -115,8 +116,8 @@ def compose_config(argv: Sequence[str]) -> AnalysisConfig:
 
 
 def check_declared(key: str, value, allowed: str, ok) -> None:
-    if not (isinstance(value, (int, float)) and math.isfinite(value) and ok(value)):
-        raise ConfigError(f"{key}: must be {allowed}, got {value!r}")
+    check(isinstance(value, (int, float)) and math.isfinite(value) and ok(value), key, f"must be {allowed}", value,
+          error=ConfigError)
 
 
 def _compose(argv: list[str]):
