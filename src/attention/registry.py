@@ -10,7 +10,8 @@ the variant's weight function (`weights`, masked softmax unless it says otherwis
 attend to; only length-aware variants read it.
 
 A variant is one module of this package that calls `register(Variant(...))`
-(the package imports every module it holds), plus conf/attention/<name>.yaml.
+(the package imports every module it holds); conf/attention/<name>.yaml is optional
+(comments, or a named setting such as mup8).
 Its options are the keyword arguments its init and score functions take, with
 their annotated types and defaults: `option_schema` turns them into the typed
 schema of its config group, so a typo fails naming the key (docs/EXTENDING.md).
