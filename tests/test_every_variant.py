@@ -1,4 +1,4 @@
-"""Issue 41: every trained variant first-class (its quality rows and its paired Δ against the
+"""Every trained variant first-class (its quality rows and its paired Δ against the
 reference variant), "not measured" apart from "inconclusive", why a d_k did not enter (never
 run or did not learn), and the profile table marking the cells the answer's step-down reads."""
 

@@ -1,4 +1,4 @@
-"""One way to check a value, one place to register a schema (STYLE lesson 13, issue 42)."""
+"""One way to check a value, one place to register a schema."""
 from __future__ import annotations
 
 from pathlib import Path

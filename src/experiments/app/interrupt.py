@@ -95,9 +95,9 @@ def watch_imports() -> None:
     """Called by a command's module before its heavy imports (jax and the rest).
 
     Some of them swallow a KeyboardInterrupt raised while they initialise (an
-    extension module's set-up), or turn it into an ImportError: a Ctrl-C in a
-    sweep's first second was lost, and the sweep ran to its end, or it ended
-    in a traceback. When this process runs a command, a first SIGINT there is
+    extension module's set-up), or turn it into an ImportError: unguarded, a
+    Ctrl-C in a sweep's first second would be lost (the sweep runs to its end)
+    or end in a traceback. When this process runs a command, a first SIGINT there is
     only noted, and guard() raises it as it starts: one line and exit 130."""
     if threading.current_thread() is threading.main_thread() and _running_a_command() and \
             signal.getsignal(signal.SIGINT) is signal.default_int_handler:
