@@ -47,17 +47,24 @@ def doc_commands() -> list[list[str]]:
     return [shlex.split(line)[2:] for line in lines if line.startswith("python -m experiments.")]
 
 
-@pytest.fixture(scope="module")
-def project(tmp_path_factory):
-    """A copy of src/ and conf/ with the doc's files added (the variant's yaml left out)."""
-    root = tmp_path_factory.mktemp("project")
+def copy_with_doc_files(tmp_path_factory, name: str, leave_out=()) -> tuple[Path, dict]:
+    """A copy of src/ and conf/ with the doc's files added (but those in leave_out), and the
+    environment that runs commands on it."""
+    root = tmp_path_factory.mktemp(name)
     for part in ("src", "conf"):
         shutil.copytree(ROOT / part, root / part, ignore=shutil.ignore_patterns("__pycache__"))
     for path, text in doc_files().items():
-        if path != VARIANT_YAML:
+        if path not in leave_out:
             (root / path).write_text(text)
     env = {**os.environ, "PYTHONPATH": str(root / "src"), "WANDB_MODE": "disabled",
            "JAX_COMPILATION_CACHE_DIR": str(tmp_path_factory.mktemp("jax_cache"))}
+    return root, env
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    """The copy with the doc's files, the variant's yaml left out."""
+    root, env = copy_with_doc_files(tmp_path_factory, "project", leave_out=(VARIANT_YAML,))
 
     def cli(module, *args, ok=True):
         proc = subprocess.run([sys.executable, "-m", module, *args, *SHRINK.get(module, [])], cwd=root,

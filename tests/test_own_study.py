@@ -8,20 +8,17 @@ rows, the unmixed conditions of every figure line and of the runs explorer, and 
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
-from test_extending import doc_files
+from test_extending import copy_with_doc_files
 
 pytestmark = pytest.mark.slow  # trains in four processes and regenerates: minutes
 
-ROOT = Path(__file__).resolve().parents[1]
 TINY = ["train.steps=40", "train.eval_every=20", "train.n_val=32", "train.n_test=32", "train.batch_size=16",
         "train.n_seeds=2", "logger=none", "progress=false"]
 OWN_VARIANT, OWN_TASK = "toy_temp", "toy_copy"
@@ -62,13 +59,7 @@ PROBE = textwrap.dedent('''
 @pytest.fixture(scope="module")
 def study(tmp_path_factory):
     """The copy, its results folder trained and regenerated, and a command runner."""
-    root = tmp_path_factory.mktemp("own_study")
-    for part in ("src", "conf"):
-        shutil.copytree(ROOT / part, root / part, ignore=shutil.ignore_patterns("__pycache__"))
-    for path, text in doc_files().items():
-        (root / path).write_text(text)
-    env = {**os.environ, "PYTHONPATH": str(root / "src"), "WANDB_MODE": "disabled",
-           "JAX_COMPILATION_CACHE_DIR": str(tmp_path_factory.mktemp("jax_cache"))}
+    root, env = copy_with_doc_files(tmp_path_factory, "own_study")
 
     def cli(*args, ok=True):
         proc = subprocess.run([sys.executable, *args], cwd=root, env=env, capture_output=True, text=True,
