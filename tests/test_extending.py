@@ -48,16 +48,16 @@ def doc_commands() -> list[list[str]]:
 
 
 def copy_with_doc_files(tmp_path_factory, name: str, leave_out=()) -> tuple[Path, dict]:
-    """A copy of src/ and conf/ with the doc's files added (but those in leave_out), and the
+    """A copy of src/, conf/ and scripts/ with the doc's files added (but those in leave_out), and the
     environment that runs commands on it."""
     root = tmp_path_factory.mktemp(name)
-    for part in ("src", "conf"):
+    for part in ("src", "conf", "scripts"):
         shutil.copytree(ROOT / part, root / part, ignore=shutil.ignore_patterns("__pycache__"))
     for path, text in doc_files().items():
         if path not in leave_out:
             (root / path).write_text(text)
-    env = {**os.environ, "PYTHONPATH": str(root / "src"), "WANDB_MODE": "disabled",
-           "JAX_COMPILATION_CACHE_DIR": str(tmp_path_factory.mktemp("jax_cache"))}
+    # the suite's compile cache (conftest) is inherited: programs the copy shares with other tests are reused
+    env = {**os.environ, "PYTHONPATH": str(root / "src"), "WANDB_MODE": "disabled"}
     return root, env
 
 

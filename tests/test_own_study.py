@@ -1,6 +1,6 @@
 """A user's own study, end to end: in a temporary copy of the project, the variant and the task
 of docs/EXTENDING.md's recipes train beside the built-in variants (a few steps each), one more
-run at another budget is refused by the analysis, and `python -m experiments.regenerate` turns
+run at another budget is refused by the analysis, and `scripts/regenerate.sh` (with primary_task, which it hands to every analysis step) turns
 the folder into tables, figures, REPORT.md and the dashboard. Checked on the analysis' own
 structures (read in the copy, where the user's modules are registered): the variant's quality
 rows, the unmixed conditions of every figure line and of the runs explorer, and "never run"
@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 from test_extending import copy_with_doc_files
@@ -72,15 +73,15 @@ def study(tmp_path_factory):
     cli(*train, f"attention=scaled,unscaled,{OWN_VARIANT}", "d_k=8,16")
     cli(*train, f"attention={OWN_VARIANT}", f"d_k={VARIANT_ONLY_D_K}")
     cli(*train, f"task={OWN_TASK}", "attention=scaled", f"d_k={TASK_D_K}")
-    return root, results, cli
+    return root, results, cli, env
 
 
 def test_a_variant_at_another_budget_is_refused_and_nothing_is_written(study, tmp_path):
-    root, results, cli = study
+    _, results, cli, _ = study
     odd = tmp_path / "odd"
     shutil.copytree(results / "runs", odd / "runs")
     cli("-m", "experiments.train", f"results_dir={odd}", *TINY, f"attention={OWN_VARIANT}", "d_k=8",
-        "train.steps=80")
+        "train.steps=20")
     proc = cli("-m", "experiments.regenerate", f"results_dir={odd}", "primary_task=assoc_recall", ok=False)
     [line] = proc.stderr.strip().splitlines()[-1:]
     assert proc.returncode == 2 and "train.steps" in line and OWN_VARIANT in line and "Traceback" not in proc.stderr
@@ -89,8 +90,10 @@ def test_a_variant_at_another_budget_is_refused_and_nothing_is_written(study, tm
 
 @pytest.fixture(scope="module")
 def regenerated(study):
-    root, results, cli = study
-    cli("-m", "experiments.regenerate", f"results_dir={results}", "primary_task=assoc_recall")
+    root, results, cli, env = study
+    subprocess.run(["bash", "scripts/regenerate.sh", "primary_task=assoc_recall"], cwd=root,  # the README's command
+                   env={**env, "RESULTS": str(results), "PATH": f"{Path(sys.executable).parent}:{env['PATH']}"},
+                   check=True, capture_output=True, timeout=600)
     probe = cli("-c", PROBE, str(results))
     return results, json.loads(probe.stdout.strip().splitlines()[-1])
 

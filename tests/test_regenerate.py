@@ -83,16 +83,3 @@ def test_unknown_key_from_the_script_names_every_allowed_key(tmp_path):
     assert line.startswith("error: primary_tsk: ")
     assert all(key in line for key in regenerate.COLLECT_KEYS + regenerate.ANALYSIS_KEYS)
     assert snapshot(tmp_path) == before
-
-
-def test_the_script_names_the_primary_task_for_every_analysis_step(tmp_path):
-    """Two tasks under adam: plot, report and dashboard each refuse unless primary_task reaches them."""
-    root = write_synthetic_results(tmp_path / "res")
-    for table in ("summary", "history"):
-        frame = pd.read_parquet(root / f"{table}.parquet")
-        frame.loc[frame.task == "mqar", "optimizer"] = "adam"
-        frame.to_parquet(root / f"{table}.parquet", index=False)
-    proc = script(root, "primary_task=mqar")
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    assert (root / "figures").is_dir() and (root / "dashboard.html").is_file()
-    assert "task `mqar`, optimizer `adam`" in (root / "REPORT.md").read_text()
