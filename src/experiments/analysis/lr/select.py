@@ -42,7 +42,7 @@ import numpy as np
 import pandas as pd
 
 from experiments.analysis.tables import diverged
-from experiments.store.results import LATER_KEYS
+from experiments.analysis.tables.consistency import LATER_DEFAULTS
 
 CELL = ["task", "optimizer", "attention", "d_k"]
 PHASE, CONFIRMATION = "phase", "confirmation"  # tables.load.with_phase
@@ -69,7 +69,7 @@ def _task_chance(row: pd.Series) -> float:
     for f in dataclasses.fields(spec.config_cls):
         value = row.get(f"task.{f.name}")
         if value is None or (isinstance(value, float) and math.isnan(value)):
-            value = LATER_KEYS.get(("task", f.name))  # recorded before the key existed: its default ran
+            value = LATER_DEFAULTS.get(f"task.{f.name}")  # recorded before the key existed: its default ran
         if value is None:
             if f.name != "name":
                 return math.nan  # a field the summary lacks: the default may not be what ran
