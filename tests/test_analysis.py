@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import shutil
 import subprocess
@@ -193,8 +194,10 @@ def test_gradient_disagreement_is_explained(tmp_path):
     section = {s.key: s for s in verdict_sections.all_sections(res)}["gradients"]
     assert [p.label.split()[0] for p in section.parts] == ["median", "RMS"]
     assert [rules.verdict_of([p]) for p in section.parts] == [HOLDS, FAILS] and section.verdict is UNSURE
-    assert section.notes[2].startswith("The two aggregates disagree.") and "unsaturated rows" in section.notes[2]
-    assert "‖∂l/∂(q, k)‖ per row" in section.tables[0][0]  # iid probe: the gradient w.r.t. q and k
+    why = section.detail.disagreement  # the numbers that explain it: most unscaled rows saturate
+    assert why is not None and why.saturated_share > 0.5 and why.rms_over_median > 1
+    assert section.detail.by_aggregate == {"median": (HOLDS, 0), "RMS": (FAILS, 0)}
+    assert section.tables[0].at["wrt"] == "q,k"  # iid probe: the gradient w.r.t. q and k
 
 
 def test_saturation_verdict_flips_in_the_written_report(tmp_path):
@@ -217,10 +220,10 @@ def test_primary_condition_is_named_not_counted(tmp_path):
 def test_no_step_difference_when_neither_reached():
     rows = [dict(attention=v, d_k=8, seed=s, steps_to_threshold=None, steps=500)
             for v in ("additive", "unscaled") for s in range(3)]
-    cols = verdicts_quality._steps_columns(pd.DataFrame(rows), 8, [0, 1, 2])
-    assert cols["Δ restricted steps add − unscaled"] == "— (neither reached)"
-    assert cols["restricted mean steps to threshold add / unscaled (reached)"] == "500 (0/3) / 500 (0/3)"
-    assert cols["KM median steps add / unscaled"] == "never / never"
+    steps = verdicts_quality.steps_to_threshold(pd.DataFrame(rows), 8, [0, 1, 2])
+    assert steps["steps_delta"] is None  # no difference where neither reached the threshold
+    for km in steps["km"].values():
+        assert (km.restricted_mean, km.reached, km.n) == (500, 0, 3) and math.isnan(km.median)
 
 
 # --- dashboard (the full page is checked, and opened in Chromium, in test_dashboard_browser.py) ---

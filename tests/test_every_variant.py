@@ -15,6 +15,9 @@ from experiments import report
 from experiments.analysis.render import dashboard as dashboard_html
 from experiments.analysis.render.answer import answer_lines
 from experiments.analysis.render import every_variant as ev_words
+from experiments.analysis.render import words
+from experiments.analysis.render.clauses import d_k_list
+from experiments.analysis.render.quality import OUT
 from experiments.analysis.stats import profile as sp
 from experiments.analysis.stats.intervals import mean_ci, paired_diff_ci
 from experiments.analysis.tables import load
@@ -96,11 +99,11 @@ def test_the_reference_variant_is_declared_and_the_claim_stays_put():
         if r.variant != "additive":
             np.testing.assert_allclose(r.delta, paired_diff_ci(_seed_values(s, r.variant, r.d_k),
                                                                _seed_values(s, "additive", r.d_k)))
-    assert (by_scaled.verdict, by_scaled.reason, answer_lines([by_scaled])) == \
-        (by_additive.verdict, by_additive.reason, answer_lines([by_additive]))
+    assert (by_scaled.verdict, words.reason(by_scaled), answer_lines([by_scaled])) == \
+        (by_additive.verdict, words.reason(by_additive), answer_lines([by_additive]))
     assert [(c.verdict, [p.answer for p in c.parts]) for c in by_scaled.cells] == \
         [(c.verdict, [p.answer for p in c.parts]) for c in by_additive.cells]
-    for (_, a), (_, b) in zip(by_scaled.tables, by_additive.tables):
+    for (_, a), (_, b) in zip(words.tables(by_scaled), words.tables(by_additive)):
         pd.testing.assert_frame_equal(a, b)
 
 
@@ -161,10 +164,11 @@ def test_an_unknown_reference_variant_is_one_line_and_exit_2(tmp_path, capsys, n
 # --- "not measured" is not "inconclusive" ---------------------------------------------------------
 
 def test_nothing_to_judge_reads_not_measured():
-    nothing = quality_rules.not_measured("x", "q", "no runs")
+    nothing = quality_rules.not_measured("x", None, quality_rules.Missing.NONE_ENTERED)
+    above = rules.Band(rules.Side.ABOVE, 0)
     assert rules.verdict_of([nothing, nothing]) is rules.UNMEASURED
-    assert rules.verdict_of([nothing, rules.judge("y", "q", [1.0, 1.1, 0.9], "above", 0)]) is rules.UNSURE
-    few = [rules.judge("y", "q", [1.0, 1.1], "above", 0)]
+    assert rules.verdict_of([nothing, rules.judge("y", [1.0, 1.1, 0.9], above)]) is rules.UNSURE
+    few = [rules.judge("y", [1.0, 1.1], above)]
     assert rules.verdict_of(few) is rules.FEW and rules.fewest(few) == 2
     assert rules.fewest([nothing]) == 0  # n = 0 is not measured, not too few
     assert at_init.gradient_verdict(at_init.gradient_rule({})) is rules.UNMEASURED
@@ -201,13 +205,13 @@ def test_never_run_is_told_apart_from_did_not_learn():
     p = qp.cell_profile(s)
     assert p.unmeasured() == [4, 32]
     assert p.why_unmeasured() == {qp.NOT_LEARNED: [4], qp.NEVER_RUN: [32]}
-    rows = {r["d_k"]: r["scaled learned"] for r in qp.profile_rows(p, qp.ALIKE_MARGIN)}
-    assert rows == {4: qp.SCALED_OUT[qp.NOT_LEARNED], 8: "yes", 16: "yes", 32: qp.SCALED_OUT[qp.NEVER_RUN]}
+    rows = {r.d_k: (r.entered, r.out) for r in qp.profile_rows(p, qp.ALIKE_MARGIN)}
+    assert rows == {4: (False, qp.NOT_LEARNED), 8: (True, None), 16: (True, None), 32: (False, qp.NEVER_RUN)}
     (cell,) = quality.quality(results_of(s)).cells
     assert cell.dk_profile.why_unmeasured() == {qp.NOT_LEARNED: [4], qp.NEVER_RUN: [32]}
     (said,) = answer_lines([quality.quality(results_of(s))])
-    assert f"{quality_rules.d_k_list([4])}: {qp.NOT_LEARNED}" in said
-    assert f"{quality_rules.d_k_list([32])}: {qp.NEVER_RUN}" in said
+    assert f"{d_k_list([4])}: {OUT[qp.NOT_LEARNED]}" in said
+    assert f"{d_k_list([32])}: {OUT[qp.NEVER_RUN]}" in said
 
 
 # --- the table marks what the text says ----------------------------------------------------------
@@ -221,10 +225,10 @@ def test_profile_marks_the_cells_of_the_answers_step_down():
     z = (z - z.mean()) / z.std(ddof=1)
     sd = 0.05
     fix = np.stack([sd * z, 2.1 * sd / math.sqrt(n) + sd * z, 0.2 + sd * z, 0.3 + sd * z], axis=1)
-    p = qp.CellProfile("sim", d_ks, [True] * 4, "", {qp.FIX_PAIR: fix}, n)
+    p = qp.CellProfile("sim", d_ks, [True] * 4, None, {qp.FIX_PAIR: fix}, n)
     entered, diffs = p.entered(qp.FIX_PAIR)
     behind = sp.from_which(entered, sp.step_down(diffs))  # the answer's "from d_k = … on"
     assert behind == 8 and mean_ci(fix[:, 1])[1] < 0 and sp.one_sided_p(fix[:, 1]) < sp.ALPHA
     rows = qp.profile_rows(p, qp.ALIKE_MARGIN)
-    marked = [r["d_k"] for r in rows if r[qp.pair_name(qp.FIX_PAIR)].split("]")[-1].strip()]
+    marked = [r.d_k for r in rows if r.pairs[qp.FIX_PAIR].marks]
     assert marked == [d for d in d_ks if d >= behind]

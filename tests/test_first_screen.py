@@ -13,9 +13,10 @@ from experiments.analysis import results as analysis_results
 from experiments.analysis.render import dashboard as dashboard_html
 from experiments.analysis.render import report as report_md
 from experiments.analysis.verdicts import sections as verdict_sections
-from experiments.analysis.render.words import CSS_CLASS, rule_brief, verdict_words
-from experiments.analysis.verdicts.rules import FEW, judge
-from experiments.analysis.verdicts.section import estimates
+from experiments.analysis.render.clauses import estimates
+from experiments.analysis.render.words import CSS_CLASS, headline, rule_brief, verdict_words
+from experiments.analysis.verdicts.rules import FEW, Band, Side, judge
+from experiments.analysis.verdicts.section import Probe, Runs
 
 
 def _built(root):
@@ -60,10 +61,10 @@ def test_enough_seeds_open_with_the_verdicts(three_seeds):
     assert "id='quick-look'" not in page and "Quick look" not in report
     assert report.index("| sub-claim | verdict | key number |") < report.index("## Common conditions")
     for s in sections:  # a line per sub-claim: its verdict and its key number, on the page and the report
-        assert s.headline and s.headline != "not measured", s.key
+        assert headline(s) and headline(s) != "not measured", s.key
         line = f"<span class='claim'>{s.title}</span> <span class='verdict {CSS_CLASS[s.verdict]}'>"
         assert line in page.replace("&#x27;", "'")
-        assert f"| {s.title} | {verdict_words(s)} | {s.headline} |" in report
+        assert f"| {s.title} | {verdict_words(s)} | {headline(s)} |" in report
     first = page.index("id='first-screen'")
     assert first < page.index("<details id='rules'>") < page.index("<h2>Runs</h2>")
 
@@ -78,6 +79,11 @@ def test_answer_block_comes_first(three_seeds):
 
 def test_report_states_common_conditions_once(three_seeds):
     _, sections, _, report = three_seeds
+    at_init = {s.sources for s in sections if s.key in ("variance", "saturation", "jacobian")}
+    assert len(at_init) == 1 and isinstance(next(iter(at_init))[0], Probe)  # one source, stated once
+    quality = next(s for s in sections if s.key == "quality")
+    assert [(r.task, r.optimizer) for r in quality.sources] == [("assoc_recall", "adam"), ("mqar", "sgd")]
+    assert all(isinstance(r, Runs) and ("train.batch_size", "64") in r.config for r in quality.sources)
     assert report.index("## Common conditions") < report.index("## 1. Variance")
     assert report.count("`train.batch_size`=64") == 1  # every training run's, stated once
     assert report.count("init-time probe: input_model iid") == 1  # sections 1, 2, 3a share it
@@ -99,7 +105,7 @@ def test_report_states_common_conditions_once(three_seeds):
 
 
 def test_estimates_are_the_clause_means():
-    parts = [judge("a", "q", [1.0, 1.2, 1.4], "within", 0.9, 1.5), judge("b", "q", [-0.001, 0.0, -0.002], "within", -1, 1),
-             judge("c", "q", [], "above", 0)]
+    parts = [judge("a", [1.0, 1.2, 1.4], Band(Side.WITHIN, 0.9, 1.5)),
+             judge("b", [-0.001, 0.0, -0.002], Band(Side.WITHIN, -1, 1)), judge("c", [], Band(Side.ABOVE, 0))]
     assert estimates(parts, ["unscaled", "scaled", "none"]) == "unscaled 1.20, scaled 0.00, none n/a"
     assert estimates(parts[:1], digits=3) == "a 1.200"

@@ -16,7 +16,6 @@ from experiments.analysis import results as analysis_results
 from experiments.analysis.tables import load
 from experiments.analysis.lr import select as lr_select
 from experiments.analysis.lr import views as lr_views
-from experiments.analysis.verdicts import quality_rules
 from experiments.analysis.stats.intervals import mean_ci
 from experiments.analysis.verdicts import rules
 from experiments.analysis.figures import style
@@ -125,8 +124,8 @@ def test_one_lr_per_cell_still_works():
     assert len(lr_select.at_best(s)) == len(s)
     section = vq.quality(results_of(s))
     assert [c.lr_verdict for c in section.cells] == [None]  # no lr view without a grid
-    assert f"lr views: {lr_select.NO_GRID}" in section.notes
-    assert [c for c, _ in section.tables][2:] == ["Britz et al. 2017, Table 6 (newstest2013 BLEU, mean ± sd)"]
+    assert not section.detail.has_grid
+    assert [t.kind for t in section.tables] == ["profile", "quality", "britz"]  # no lr tables
     with pytest.raises(style.Skip, match=lr_select.NO_GRID):
         figures_lr.optimal_lr(results_of(s))
 
@@ -142,10 +141,10 @@ def test_unscaled_optimum_halving_per_doubling_gives_slope_minus_one():
     slopes = lr_views.drift_slopes(lr_select.scored(s))
     est, lo, hi = (float(x) for x in mean_ci(slopes["unscaled"]))
     assert abs(est + 1) < 0.1 and lo < -0.8 and hi < 0
-    verdict, parts, text = _lr_view(s)
+    verdict, parts, (step, band) = _lr_view(s)
     assert verdict is UNMEASURED and "mup" not in parts  # no mup runs: the test that matters is not measured
-    assert parts["unscaled"].answer is Answer.REPORTED and parts["unscaled"].question == "predicted -1.0"
-    assert "grid step 1.00 in log2 lr" in text
+    assert parts["unscaled"].answer is Answer.REPORTED and parts["unscaled"].question.predicted == -1.0
+    assert step == pytest.approx(1.0) and parts["unscaled"].question.band == band
 
 
 @pytest.mark.parametrize("drift, expected", [(0.0, HOLDS), (-1.0, FAILS)])
@@ -153,8 +152,8 @@ def test_mups_optimum_is_judged_flat_or_not(drift, expected):
     """mup's prediction (lr.theory) is a flat optimum: one that stays holds, one that drifts fails."""
     s = simulate(drift=drift, noise=0.002)
     s["attention"] = s["attention"].replace("unscaled", "mup")  # the drifting variant, named mup
-    verdict, parts, text = _lr_view(s)
-    assert verdict is expected, text
+    verdict, parts, _ = _lr_view(s)
+    assert verdict is expected, parts
     assert parts["mup"].answer is (Answer.YES if expected is HOLDS else Answer.NO)
 
 
@@ -177,7 +176,7 @@ def test_a_seed_that_learned_nothing_has_no_best_lr():
 ])
 def test_quality_verdict_follows_the_data(kw, expected):
     section = vq.quality(results_of(simulate(**kw)))
-    assert section.verdict is expected, section.reason
+    assert section.verdict is expected, [c.parts for c in section.cells]
     assert section.seeds == (kw.get("n_seeds", 0) if expected is rules.FEW else 0)
     assert section.key == "quality" and {"quality", "steps_survival", "learning_curves"} <= set(section.figures)
 
@@ -188,9 +187,7 @@ def test_quality_names_a_task_that_disagrees():
     assert section.verdict is UNSURE
     assert {c.name: c.verdict for c in section.cells} == {"assoc_recall/adam": HOLDS,
                                                           "vector_retrieval/adam": FAILS}
-    assert "holds on 1 of 2: assoc_recall/adam" in section.reason  # the tally names each
-    captions = [c for c, _ in section.tables]
-    assert any(c.startswith("Optimal lr") for c in captions) and any(c.startswith("LR sensitivity") for c in captions)
+    assert {"optimal_lr", "drift", "sensitivity"} <= {t.kind for t in section.tables}
 
 
 def test_a_gap_between_runs_at_chance_is_not_measured():
@@ -202,7 +199,7 @@ def test_a_gap_between_runs_at_chance_is_not_measured():
     section = vq.quality(results_of(s))
     ahead = section.cells[0].parts[0]
     assert ahead.label == "(a) additive ahead of unscaled" and ahead.n == 0  # not measured
-    assert section.verdict is UNSURE, section.reason
+    assert section.verdict is UNSURE, section.cells[0].parts
     s.loc[s["attention"] == "additive", "accuracy_auc"] = 0.5  # additive learns: (a) is judged again
     assert vq.quality(results_of(s)).cells[0].parts[0].n > 0
 
@@ -211,12 +208,12 @@ def test_a_d_k_where_scaled_did_not_learn_is_not_measured():
     s = simulate(gap=0.03)
     s.loc[(s["attention"] == "scaled") & (s["d_k"] == 256), "accuracy_auc"] = 0.05  # under 25% of its best
     section = vq.quality(results_of(s))
-    assert section.verdict is UNSURE, section.reason
+    assert section.verdict is UNSURE, section.cells[0].parts
     (cell,) = section.cells
     assert cell.dk_profile.why_unmeasured() == {qp.NOT_LEARNED: [256]}
     assert cell.dk_profile.entered(qp.FIX_PAIR)[0][-1] < 256  # the largest d_k did not enter
-    profile = section.tables[0][1]
-    assert profile.loc[profile["d_k"] == 256, "scaled learned"].item() == "no: not measured"
+    profile = {r["row"].d_k: r["row"] for r in section.tables[0].rows}
+    assert (profile[256].entered, profile[256].out) == (False, qp.NOT_LEARNED)
     assert "Not measured at d_k = 256: scaled did not learn there." in answer_lines([section])[0]
     lower = load.Results(None, s, None, None, None, declared={"learned_fraction": 0.01})
     assert vq.quality(lower).verdict is FAILS  # the declared bar lets it in: scaled is behind there
@@ -230,7 +227,7 @@ def test_without_additive_only_the_fix_is_judged():
     additive, fix = cell.parts
     assert additive.n == 0 and cell.crossover is None  # no additive runs: not measured
     assert fix.label == "(b) scaled ahead of unscaled" and fix.answer is Answer.YES and cell.fix_from is not None
-    assert list(section.tables[1][1]["d_k"]) == list(D_KS)
+    assert [r["d_k"] for r in section.tables[1].rows] == list(D_KS)
     assert "Additive was not run." in answer_lines([section])[0]
 
 
@@ -241,8 +238,8 @@ def test_best_lr_is_what_the_verdict_compares():
     assert best.groupby(["attention", "d_k"])["lr"].nunique().eq(1).all()
     low = best[(best["attention"] == "unscaled") & (best["d_k"] == 256)]["lr"].iloc[0]
     assert low == GRID[0]  # unscaled's optimum (1e-3 / 32 at d_k = 256) lies below the grid
-    table = vq.quality(results_of(s)).tables[1][1]
-    assert "edge: low" in table.loc[table["d_k"] == 256, "best lr add / unscaled / scaled"].iloc[0]
+    rows = {r["d_k"]: r for r in vq.quality(results_of(s)).tables[1].rows}
+    assert rows[256]["lrs"]["unscaled"] == (GRID[0], lr_select.edge_flag(GRID[0], GRID)) != (GRID[0], "")
 
 
 # --- end to end: a tiny lane grid, trained, collected, read back ----------------------------
@@ -278,7 +275,9 @@ def test_lr_figures_and_report_on_a_grid(tmp_path):
     links = [line.split("](")[1].rstrip(")") for line in text.splitlines() if line.startswith("![")]
     assert "figures/optimal_lr.png" in links and all((tmp_path / link).exists() for link in links)
     assert "*Optimal lr (chosen on validation AUC) per variant × d_k × task*" in text
-    assert "edge: low" in text and f"lr view (c): {vq.lr_words(UNMEASURED, {})}" in text
+    (cell,) = vq.quality(analysis_results.load_results(tmp_path)).cells
+    assert cell.lr_verdict is UNMEASURED and "mup" not in cell.lr_parts
+    assert "edge: low" in text and "lr view (c)" in text
     assert text.index("## The answer") < text.index("| sub-claim | verdict |")
     assert "figures/profile.png" in links
 

@@ -16,8 +16,9 @@ from experiments.analysis.render.answer import answer_lines
 from experiments.analysis.tables import load
 from experiments.analysis.verdicts import quality as vq
 from experiments.analysis.verdicts import quality_profile as qp
-from experiments.analysis.verdicts.rules import HOLDS, Answer, verdict_of
+from experiments.analysis.verdicts.rules import HOLDS, Answer, Method, verdict_of
 from experiments.analysis.verdicts.section import Section
+from experiments.app import analysis_cli
 
 D_KS = [2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
 X = np.log2(D_KS)
@@ -105,7 +106,7 @@ def test_the_answer_figure_and_dashboard_block():
     assert block.startswith("<h2>The answer</h2>") and "<strong>assoc_recall/adam</strong>" in block
     assert dashboard.answer_html([]) == ""
     odd = dataclasses.replace(cell, dk_profile=dataclasses.replace(cell.dk_profile, name="<b>&"))
-    assert dashboard.answer_html([Section("q", "", "", [], "", HOLDS, "", "", cells=[odd])]).count("&lt;b&gt;&amp;")
+    assert dashboard.answer_html([Section("q", "4", "", [], HOLDS, cells=[odd])]).count("&lt;b&gt;&amp;")
     ((name, fig),) = figures_profile.profile(res)
     assert name == "profile" and len(fig.axes) == 1
     style.close(fig)
@@ -127,5 +128,8 @@ def test_declared_margins_are_checked(tmp_path, capsys, arg):
 def test_the_declared_margin_reaches_the_verdict(tmp_path):
     _summary().to_parquet(tmp_path / "summary.parquet", index=False)
     assert report.main([f"results_dir={tmp_path}", "alike_margin=0.2"]) == 0
-    text = (tmp_path / "REPORT.md").read_text()
-    assert "equivalent within ±0.2" in text and "by more than 0.2 AUC" in text
+    assert (tmp_path / "REPORT.md").exists()
+    res = analysis_cli.load_configured(analysis_cli.compose_config([f"results_dir={tmp_path}", "alike_margin=0.2"]))
+    (cell,) = vq.quality(res).cells
+    alike = next(p for p in cell.parts if p.test is Method.TOST)
+    assert cell.margin == 0.2 and alike.question.margin == 0.2

@@ -15,7 +15,8 @@ from experiments.analysis.verdicts import at_init as va
 from experiments.analysis.verdicts import mup as vm
 from experiments.analysis.verdicts import quality as vq
 from experiments.analysis.verdicts import cost as vt
-from experiments.analysis.verdicts.rules import FAILS, FEW, HOLDS, UNSEEN, UNSURE, Answer, Method
+from experiments.analysis.render.clauses import part_text
+from experiments.analysis.verdicts.rules import FAILS, FEW, HOLDS, UNSEEN, UNSURE, Answer, Band, Method, Side
 
 SD = 0.002  # seed spread of "tight" data: the 95% t half-width at n = 3 is 2.48 SD ≈ 0.005
 NEAR = 0.012  # how far inside/outside a threshold "near" data sit (> the half-width)
@@ -124,12 +125,12 @@ def test_gradient_aggregates_agreeing_and_not():
 def test_mup_not_observed_where_the_setting_cannot_show_it():
     parts = vm.mup_rule({"scaled": tight(0.5), "mup": tight(0.0)})
     assert vm.blind_spots("proportional", "d_k", 0.49, parts) == []
-    for blind in (vm.blind_spots("fixed", "64", 0.1, parts),  # width does not grow with d_k
-                  vm.blind_spots("proportional", "d_k", 0.51, parts)):  # the task saturates attention
-        assert len(blind) == 1 and vm.mup_verdict(parts, blind) == UNSEEN
+    for blind, why in ((vm.blind_spots("fixed", "64", 0.1, parts), vm.BlindSpot(vm.Blind.FIXED_WIDTH, d_models="64")),
+                       (vm.blind_spots("proportional", "d_k", 0.51, parts), vm.BlindSpot(vm.Blind.SATURATED, share=0.51))):
+        assert blind == [why] and vm.mup_verdict(parts, blind) == UNSEEN  # width fixed; attention saturated
     noisy = vm.mup_rule({"scaled": wide(0.5, sd=0.2), "mup": tight(0.0)})  # detects only shifts > 0.15
     blind = vm.blind_spots("proportional", "d_k", 0.1, noisy)
-    assert len(blind) == 1 and blind[0].startswith("no power") and vm.mup_verdict(noisy, blind) == UNSEEN
+    assert blind == [vm.BlindSpot(vm.Blind.NO_POWER, weak=(noisy[0],))] and vm.mup_verdict(noisy, blind) == UNSEEN
     decided = vm.mup_rule({"scaled": wide(1.0, sd=0.2), "mup": tight(0.0)})  # wide, yet clearly above
     assert decided[0].answer is Answer.YES and decided[0].detectable > T
     assert vm.blind_spots("proportional", "d_k", 0.1, decided) == []  # power enough for its answer
@@ -186,7 +187,7 @@ def test_alike_is_tested_below_d_star_only():
     assert 8 < cross.d_star < 64
     part = qr.alike_part(D_KS, diffs, MARGIN, cross)
     assert part.answer is Answer.NO and part.test is Method.TOST and part.at_d_k == 8 and part.d_ks == ()
-    assert "power" in part.reading  # TOST's power per d_k, stated in words only
+    assert [d for d, _ in part.power] == [8] and 0 <= part.power[0][1] <= 1  # TOST's power at each d_k tested
     flat = qr.alike_part(D_KS, _profile(0.0, 0.0), MARGIN, qr.crossover_of(D_KS, _profile(0.0, 0.0)))
     assert flat.answer is Answer.YES and flat.d_ks == (8, 64, 1024)  # no crossing: every d_k
 
@@ -195,7 +196,8 @@ def test_a_largest_d_k_not_measured_cannot_hold():
     diffs = _profile(0.0, 0.2)[:, :2]  # d_k 1024 did not enter
     assert qr.ahead_part(D_KS[:2], diffs, 1024, MARGIN).answer is Answer.UNCLEAR
     assert qr.fix_part(D_KS[:2], diffs, MARGIN, 1024).at_d_k == 64  # 1024 not measured
-    assert qr.ahead_part([], diffs[:, :0], 1024, MARGIN).text().endswith(f"not measured ({qr.NONE_ENTERED})")
+    nothing = qr.ahead_part([], diffs[:, :0], 1024, MARGIN)
+    assert (nothing.n, nothing.missing, nothing.question) == (0, qr.Missing.NONE_ENTERED, qr.AheadOver(1024))
 
 
 def test_quality_fix_from_which_d_k():
@@ -213,7 +215,7 @@ def test_lr_slope_judged_on_a_flat_prediction_only():
     assert qr.lr_slope_part("mup", tight(-0.5), 0.1, 0.0).answer is Answer.NO
     assert qr.lr_slope_part("mup", wide(0.0, sd=0.2), 0.1, 0.0).answer is Answer.UNCLEAR
     scaled = qr.lr_slope_part("scaled", tight(-0.3), 0.1, -0.5)
-    assert scaled.answer is Answer.REPORTED and "predicted -0.5" in scaled.text()
+    assert scaled.answer is Answer.REPORTED and scaled.question == qr.LrSlope(0.1, -0.5)
     assert qr.lr_slope_part("mup", tight(0.0, 2), 0.1, 0.0).answer is Answer.FEW
 
 
@@ -239,13 +241,14 @@ def test_cost_rule_near_its_thresholds(time_ratio, fastest, slowest, memory, exp
     assert vt.cost_rule(time_ratio, fastest, slowest, memory) is expected
 
 
-# --- clause text: interval, answer and power in every line -------------------------------
+# --- a clause's reading: interval, answer and power, and the line written from them ----------
 
 def test_every_clause_states_its_power():
-    part = rules.judge("unscaled slope", "within 1 ± 0.15", tight(1.0), "within", 0.85, 1.15)
+    band = Band(Side.WITHIN, 0.85, 1.15)
+    part = rules.judge("unscaled slope", tight(1.0), band)
     expected = (stats.mean_ci(tight(1.0)), stats.detectable(tight(1.0)))
-    assert (part.ci, part.detectable) == expected
-    assert part.text().startswith("unscaled slope 1.00 [1.00, 1.00] (within 1 ± 0.15: yes; n = 3, detectable ")
-    assert rules.judge("x", "q", [], "above", 0).text() == "x: not measured"
-    with pytest.raises(ValueError, match="kind must be"):
-        rules.judge("x", "q", tight(0.0), "beside", 0)
+    assert (part.ci, part.detectable, part.question, part.answer, part.n) == (*expected, band, Answer.YES, 3)
+    line = part_text(part)
+    assert stats.fmt_ci(part.ci) in line and f"{part.detectable:.2g}" in line and "within 1 ± 0.15: yes" in line
+    nothing = rules.judge("x", [], Band(Side.ABOVE, 0))
+    assert (nothing.n, nothing.answer) == (0, Answer.FEW) and part_text(nothing) == "x: not measured"

@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from experiments.analysis.render.clauses import d_k_list, delta_text, question_words, reading
+from experiments.analysis.render.quality import OUT
 from experiments.analysis.stats import profile
 from experiments.analysis.stats.intervals import mean_ci
 from experiments.analysis.verdicts import quality_profile as qp
-from experiments.analysis.verdicts import quality_rules
 from experiments.analysis.verdicts.quality import Cell
 from experiments.analysis.verdicts.rules import Answer, Part, words
 
 
 def _alike_at(d_ks: list[int], margin: float) -> str:
-    return f"alike within ±{margin:g} at {quality_rules.d_k_list(d_ks) if d_ks else 'no d_k'}"
+    return f"alike within ±{margin:g} at {d_k_list(d_ks) if d_ks else 'no d_k'}"
 
 
 def _fix(p: qp.CellProfile, fix_from: int | None, margin: float) -> str:
@@ -27,7 +28,7 @@ def _fix(p: qp.CellProfile, fix_from: int | None, margin: float) -> str:
     d_ks, diffs = p.entered(qp.FIX_PAIR)
     if not d_ks:
         return "Scaled learned at no d_k, so when unscaled falls behind it is not measured."
-    at = qp.fmt_delta(mean_ci(diffs[:, -1]))
+    at = delta_text(mean_ci(diffs[:, -1]))
     behind = profile.from_which(d_ks, profile.step_down(diffs))
     head = (f"Unscaled falls behind scaled from d_k = {behind} on" if behind is not None
             else "Unscaled falls behind scaled at no d_k measured")
@@ -63,7 +64,7 @@ def _wide(p: qp.CellProfile, margin: float) -> str:
     j = ran[0]
     alike = [d_ks[i] for i in ran if Answer(profile.equivalent(diffs[:, i], margin)) is Answer.YES]
     where = _alike_at(alike, margin)
-    return (f" With 64 hidden units (not judged), additive − unscaled is {qp.fmt_delta(mean_ci(diffs[:, j]))} "
+    return (f" With 64 hidden units (not judged), additive − unscaled is {delta_text(mean_ci(diffs[:, j]))} "
             f"at d_k = {d_ks[j]}, {where}.")
 
 
@@ -72,13 +73,13 @@ def _mup(lr_parts: dict[str, Part]) -> str:
     if q is None or q.n == 0:
         return "Whether muP's rate transfers: not measured (no mup runs)."
     word = {Answer.YES: "transfers", Answer.NO: "does not transfer"}.get(q.answer, "may or may not transfer (unclear)")
-    return f"muP's rate {word}: its optimum moves {q.reading} ({q.question})."
+    return f"muP's rate {word}: its optimum moves {reading(q)} ({question_words(q.question)})."
 
 
 def cell_answer(c: Cell) -> str:
     """'**task/opt** (verdict): sentences' for one (task, optimizer)."""
     p = c.dk_profile
-    gap = "".join(f" Not measured at {quality_rules.d_k_list(d_ks)}: {why}."
+    gap = "".join(f" Not measured at {d_k_list(d_ks)}: {OUT[why]}."
                   for why, d_ks in p.why_unmeasured().items())
     return (f"**{p.name}** ({words(c.verdict, c.seeds)}): {_fix(p, c.fix_from, c.margin)} "
             f"{_additive(p, c.crossover, c.margin)}{_wide(p, c.margin)} {_mup(c.lr_parts)}{gap}")

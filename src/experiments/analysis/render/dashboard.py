@@ -23,7 +23,7 @@ from experiments.analysis.render import quick_look
 from experiments.analysis.render.dashboard_js import CSS, JS
 from experiments.analysis.figures.catalog import Rendered
 from experiments.analysis.render.answer import answer_lines
-from experiments.analysis.render.words import CSS_CLASS, rule, verdict_words
+from experiments.analysis.render.words import CSS_CLASS, headline, notes, reason, rule, verdict_words
 from experiments.analysis.verdicts.section import Section
 
 RUN_COLUMNS = ["run_id", "attention", "d_k", "seed", "task", "optimizer", "lr", "experiment", "status",
@@ -69,7 +69,7 @@ def verdict_lines(sections: list[Section]) -> str:
     items = "".join(
         f"<li><span class='claim'>{html.escape(s.title)}</span> "
         f"<span class='verdict {CSS_CLASS[s.verdict]}'>{html.escape(verdict_words(s))}</span>"
-        f"<br><span class='key'>{html.escape(s.headline or _clip(s.reason))}</span></li>" for s in sections)
+        f"<br><span class='key'>{html.escape(headline(s) or _clip(reason(s)))}</span></li>" for s in sections)
     return f"<ul id='verdict-lines'>{items}</ul>"
 
 
@@ -82,7 +82,7 @@ def rules_html(sections: list[Section]) -> str:
     """Each sub-claim's rule and the clauses it measured, folded."""
     rows = "".join(
         f"<tr><td>{html.escape(s.title)}</td><td class='{CSS_CLASS[s.verdict]}'>{html.escape(verdict_words(s))}</td>"
-        f"<td>{html.escape(' '.join([s.reason, *s.notes]))}</td><td>{html.escape(rule(s))}</td></tr>" for s in sections)
+        f"<td>{html.escape(' '.join([reason(s), *notes(s)]))}</td><td>{html.escape(rule(s))}</td></tr>" for s in sections)
     return ("<details id='rules'><summary>How each verdict is decided: the rules and the measured clauses"
             "</summary><table id='verdicts'><colgroup><col style='width:14%'><col style='width:10%'>"
             "<col style='width:38%'><col style='width:38%'></colgroup><thead><tr><th>sub-claim</th>"

@@ -11,8 +11,7 @@ import pandas as pd
 from experiments.analysis.lr import select as lr_select
 from experiments.analysis.stats.intervals import fmt_ci
 from experiments.analysis.verdicts.every_variant import ConditionVariants, Steps, VariantRow
-from experiments.analysis.verdicts.quality_profile import fmt_delta
-from experiments.analysis.verdicts.quality_rules import d_k_list
+from experiments.analysis.render.clauses import d_k_list, delta_text
 
 TITLE = "Every variant"
 INTRO = ("Each variant trained, at its own chosen learning rate per d_k (the best seed-mean validation AUC, "
@@ -46,7 +45,7 @@ def _delta(r: VariantRow, c: ConditionVariants) -> str:
         return "reference"
     if not c.has_reference or r.d_k in c.never_run.get(c.reference, []):
         return f"— ({c.reference} never run here)"
-    return fmt_delta(r.delta)
+    return delta_text(r.delta)
 
 
 def _row(r: VariantRow, c: ConditionVariants) -> dict:

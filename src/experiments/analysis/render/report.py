@@ -18,8 +18,9 @@ from experiments.analysis.render import conditions as conds
 from experiments.analysis.render import every_variant as ev
 from experiments.analysis.render import quick_look
 from experiments.analysis.render.answer import answer_lines
-from experiments.analysis.render.words import rule, rule_brief, verdict_words
-from experiments.analysis.verdicts.section import INTERVALS, Section
+from experiments.analysis.render.clauses import INTERVALS
+from experiments.analysis.render.words import claim, headline, notes, reason, rule, rule_brief, tables, verdict_words
+from experiments.analysis.verdicts.section import Section
 
 FIGURE_NEEDS = {  # figure stem -> the table it is drawn from (the link is written when that exists)
     "logit_variance": ("history", "probe"), "entropy": ("history", "probe"),
@@ -78,15 +79,15 @@ def claim_link(root: Path, key: str) -> str:
 
 
 def section_md(res: load.Results, s: Section, c: conds.Conditions) -> str:
-    parts = [f"## {s.title}", f"**Claim.** {s.claim}", *figure_links(res, s.figures)]
-    for caption, table in s.tables:
+    parts = [f"## {s.title}", f"**Claim.** {claim(s)}", *figure_links(res, s.figures)]
+    for caption, table in tables(s):
         parts += [f"*{caption}*", md_table(table)]
     parts += [f"**Rule.** {rule_brief(s) or rule(s)} The full rule: {claim_link(res.root, s.key)}, and below.",
               "<details><summary>The rule as computed</summary>\n\n"
               + rule(s).replace(INTERVALS, "the intervals of the common conditions") + "\n\n</details>",
-              f"**Verdict: {verdict_words(s)}.** {s.reason}"]
-    if s.notes:
-        parts.append("\n".join(f"- {n}" for n in s.notes))
+              f"**Verdict: {verdict_words(s)}.** {reason(s)}"]
+    if notes(s):
+        parts.append("\n".join(f"- {n}" for n in notes(s)))
     parts.append(conds.section_line(c, s))
     return "\n\n".join(parts)
 
@@ -103,7 +104,7 @@ def every_variant_md(s: Section) -> list[str]:
 
 
 def verdicts_table(sections: list[Section]) -> str:
-    return md_table(pd.DataFrame([{"sub-claim": s.title, "verdict": verdict_words(s), "key number": s.headline or "—"}
+    return md_table(pd.DataFrame([{"sub-claim": s.title, "verdict": verdict_words(s), "key number": headline(s) or "—"}
                                   for s in sections]))
 
 

@@ -16,57 +16,59 @@ and the measured slopes are still shown.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from enum import Enum
 
 import pandas as pd
 
 from experiments.analysis.tables import load
 from experiments.analysis.tables import diverged
-from experiments.analysis.verdicts.rules import UNSEEN, Answer, Part, Verdict, fewest, judge, reason, verdict_of
-from experiments.analysis.verdicts.section import (
-    INTERVALS,
-    Section,
-    all_slopes,
-    describe_runs,
-    estimates,
-    mean_at,
-    no_data,
-    num,
-    slope_text,
-)
+from experiments.analysis.verdicts.rules import UNSEEN, Answer, Band, Part, Side, Verdict, fewest, judge, verdict_of
+from experiments.analysis.verdicts.section import Lacks, Section, Table, all_slopes, mean_at, no_data, runs_of, slope_ci
 from experiments.analysis.verdicts.at_init import TOL_SLOPE
 
 SATURATED = 0.5  # scaled's saturated share at the end above this: the task sets the logit scale
 JUDGED = ("scaled", "unscaled") + load.EXTRA_VARIANTS
+NAME = "Extra variants (muP, QK-LayerNorm, cosine, scalable softmax)"
 
 
 def mup_rule(end_slopes: dict) -> list[Part]:
-    return [judge("scaled trained logit std slope", f"above {TOL_SLOPE}", end_slopes.get("scaled", []),
-                  "above", TOL_SLOPE),
-            judge("mup", f"within 0 ± {TOL_SLOPE}", end_slopes.get("mup", []), "within",
-                  -TOL_SLOPE, TOL_SLOPE)]
+    return [judge("scaled trained logit std slope", end_slopes.get("scaled", []), Band(Side.ABOVE, TOL_SLOPE)),
+            judge("mup", end_slopes.get("mup", []), Band(Side.WITHIN, -TOL_SLOPE, TOL_SLOPE))]
 
 
-def blind_spots(width: str, d_models: str, scaled_end_share: float, parts: list[Part]) -> list[str]:
+class Blind(Enum):
+    """Why the runs cannot show muP's prediction."""
+    FIXED_WIDTH = "fixed width"  # d_k grows inside a model of constant width
+    SATURATED = "saturated"  # the task sets the trained logit scale
+    NO_POWER = "no power"  # a clause left unclear could not have seen TOL_SLOPE
+
+
+@dataclass(frozen=True)
+class BlindSpot:
+    """One reason, with what shows it: model.d_model's values (FIXED_WIDTH), scaled's share of
+    one-hot rows at the largest d_k (SATURATED), the clauses without power (NO_POWER)."""
+    why: Blind
+    d_models: str = ""
+    share: float = math.nan
+    weak: tuple[Part, ...] = ()
+
+
+def blind_spots(width: str, d_models: str, scaled_end_share: float, parts: list[Part]) -> list[BlindSpot]:
     """Why these runs cannot show muP's prediction; empty when they can."""
     out = []
     if width != "proportional":
-        out.append(f"the width is fixed (model.d_model = {d_models} at every d_k), so d_k grows inside "
-                   "a model of constant width; muP's prediction is about d_k growing with the width "
-                   "(model.width=proportional; microsoft/mup issue 17)")
+        out.append(BlindSpot(Blind.FIXED_WIDTH, d_models=d_models))
     if math.isfinite(scaled_end_share) and scaled_end_share > SATURATED:
-        out.append(f"the task saturates attention: at the largest d_k {num(100 * scaled_end_share, 2)}% of "
-                   "scaled's rows end one-hot (max weight > 0.99), so the trained logit scale is set by "
-                   "the task, not by the growing correlation of q and k")
+        out.append(BlindSpot(Blind.SATURATED, share=scaled_end_share))
     # a clause the interval answered either way had the power it needed; an unclear one may not
-    weak = [p for p in parts if p.answer is Answer.UNCLEAR and not p.detectable <= TOL_SLOPE]
+    weak = tuple(p for p in parts if p.answer is Answer.UNCLEAR and not p.detectable <= TOL_SLOPE)
     if weak:
-        out.append("no power: " + ", ".join(f"{p.label}'s seed spread detects only shifts of "
-                                            f"{num(p.detectable)} or more" for p in weak)
-                   + f" (the rule needs {TOL_SLOPE})")
+        out.append(BlindSpot(Blind.NO_POWER, weak=weak))
     return out
 
 
-def mup_verdict(parts: list[Part], blind: list[str]) -> Verdict:
+def mup_verdict(parts: list[Part], blind: list[BlindSpot]) -> Verdict:
     return UNSEEN if blind else verdict_of(parts)
 
 
@@ -84,23 +86,19 @@ def _width_runs(res: load.Results) -> tuple[str, set | None, str]:
     return "fixed", None, d_models
 
 
+def _rows(init: pd.DataFrame, end: pd.DataFrame, summ, s_end: dict, s_init: dict, d_max) -> tuple[dict, ...]:
+    return tuple({"variant": v, "slope_init": slope_ci(s_init.get(v, [])), "slope_end": slope_ci(x),
+                  "growth_max": mean_at(end, "logit_std", v, d_max) / mean_at(init, "logit_std", v, d_max),
+                  "end_entropy_max": mean_at(end, "entropy_norm", v, d_max),
+                  "end_share_max": mean_at(end, "saturation", v, d_max),
+                  "auc_max": mean_at(summ, "accuracy_auc", v, d_max)}
+                 for v, x in s_end.items() if v in JUDGED)
+
+
 def extra(res: load.Results) -> Section:
-    title, claim = "6. Extra variants (muP, QK-LayerNorm, cosine, scalable softmax)", (
-        "muP: after training q and k are correlated, so the logit scale grows with d_k under 1/√d_k "
-        "and stays flat under 1/d_k, when the width grows with d_k. QK-norm, cosine and ssmax bound or "
-        "re-scale the logits.")
-    rule = (f"Log-log slope of logit std at the end of training vs d_k, fitted per seed; {INTERVALS}. "
-            f"First, can the runs show it: the width must grow with d_k, scaled's saturated share at the "
-            f"largest d_k must stay at or below {SATURATED} at the end, and a clause left unclear must "
-            f"have been able to detect {TOL_SLOPE}; otherwise \"{UNSEEN.value}\", with the reason. Then: holds if scaled's interval lies "
-            f"above {TOL_SLOPE} (grows) and mup's within 0 ± {TOL_SLOPE} (flat); does not hold if scaled's "
-            "lies at or below the threshold or mup's wholly outside its band; inconclusive otherwise. The "
-            "other variants are reported, not judged.")
-    brief = (f"Where the width grows with d_k and attention is not saturated, scaled's trained logit std "
-             f"grows with d_k (log-log slope above {TOL_SLOPE}) and mup's stays flat.")
     res = res.for_width()
     if res.history is None or "logit_std" not in res.history:
-        return no_data("extra", title, claim, ["logit_growth"], rule, "no history.parquet", brief)
+        return no_data("extra", "6", NAME, ["logit_growth"], Lacks.HISTORY)
     width, run_ids, d_models = _width_runs(res)
     hist = load.at_condition(res.history, res.primary)
     if run_ids is not None:
@@ -111,20 +109,9 @@ def extra(res: load.Results) -> Section:
     d_max = end["d_k"].max()
     summ = diverged.completed(res.summary)
     summ = load.at_condition(summ, res.primary) if summ is not None else None
-    rows = [{"variant": v, "logit std slope at init": slope_text(s_init.get(v, [])),
-             "logit std slope at end": slope_text(x),
-             f"std growth end/init at d_k={d_max}":
-                 num(mean_at(end, "logit_std", v, d_max) / mean_at(init, "logit_std", v, d_max)),
-             f"end entropy_norm at d_k={d_max}": num(mean_at(end, "entropy_norm", v, d_max)),
-             f"end saturated share at d_k={d_max}": num(mean_at(end, "saturation", v, d_max)),
-             f"accuracy AUC at d_k={d_max}": num(mean_at(summ, "accuracy_auc", v, d_max))}
-            for v, x in s_end.items() if v in JUDGED]
     parts = mup_rule(s_end)
     blind = blind_spots(width, d_models, mean_at(end, "saturation", "scaled", d_max), parts)
-    verdict = mup_verdict(parts, blind)
-    text = (f"{reason(parts)}. Not observed here because " + "; and ".join(blind)) if blind else reason(parts)
-    return Section("extra", title, claim, ["logit_growth"], rule, verdict, text,
-                   describe_runs(res.summary, res.primary, run_ids),
-                   [("Logit scale before and after training", pd.DataFrame(rows))],
-                   headline="trained logit std log-log slope " + estimates(parts, ["scaled", "mup"]),
-                   rule_brief=brief, seeds=0 if blind else fewest(parts), parts=parts)
+    table = Table("extra", _rows(init, end, summ, s_end, s_init, d_max), {"d_max": d_max})
+    return Section("extra", "6", NAME, ["logit_growth"], mup_verdict(parts, blind),
+                   (runs_of(res.summary, res.primary, run_ids),), [table], 0 if blind else fewest(parts),
+                   parts, detail=tuple(blind))

@@ -12,13 +12,14 @@ either, however tight the seeds make it. A cell without scaled runs has no gate.
 Shared by the quality section (the table and clauses), the profile figure and the
 answer, so that a number read in one of them is the number read in the others. Where a
 cell has confirmation seeds: which seeds chose the rates and which were judged (phases),
-and what choosing cost (optimism_table: lr.select.optimism).
+and what choosing cost (lr.select.optimism).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from enum import Enum
 
 import numpy as np
 import pandas as pd
@@ -26,7 +27,7 @@ import pandas as pd
 from experiments.analysis.lr import select as lr_select
 from experiments.analysis.lr import views as lr_views
 from experiments.analysis.stats import profile
-from experiments.analysis.stats.intervals import mean_ci
+from experiments.analysis.stats.intervals import Interval, mean_ci
 from experiments.analysis.tables import diverged
 from experiments.analysis.tables import load
 from experiments.analysis.verdicts.rules import Answer
@@ -39,7 +40,25 @@ PAIRS = (("additive", "unscaled"), ("scaled", "unscaled"), ("qk_norm", "scaled")
          ("additive_wide", "unscaled"))
 CLAIM_PAIR, FIX_PAIR, WIDE_PAIR = PAIRS[0], PAIRS[1], PAIRS[4]
 GATE = "scaled"  # the variant whose learning decides which d_k enter
-NOT_LEARNED, NEVER_RUN = "scaled did not learn there", "scaled was never run there"  # why a d_k is out
+
+
+class Out(Enum):
+    """Why a d_k did not enter."""
+    NOT_LEARNED = "scaled did not learn"
+    NEVER_RUN = "scaled never run"
+
+
+NOT_LEARNED, NEVER_RUN = Out.NOT_LEARNED, Out.NEVER_RUN
+
+
+@dataclass(frozen=True)
+class Gate:
+    """A d_k enters where scaled's seed-mean AUC reaches `bar`: chance plus `fraction` of the way
+    to its best, `top`."""
+    bar: float
+    chance: float
+    fraction: float
+    top: float
 
 
 def declared(res: load.Results) -> tuple[float, float]:
@@ -60,7 +79,7 @@ class CellProfile:
     name: str
     d_ks: list[int]
     measured: list[bool]
-    gate: str  # how `measured` was decided, in words
+    gate: Gate | None  # how `measured` was decided (None: no scaled runs, every d_k enters)
     diffs: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
     n_seeds: int = 0
     pair_gate: dict[tuple[str, str], list[bool]] = field(default_factory=dict)  # measured, and one learned
@@ -79,7 +98,7 @@ class CellProfile:
     def unmeasured(self) -> list[int]:
         return [d for d, m in zip(self.d_ks, self.measured) if not m]
 
-    def why_unmeasured(self) -> dict[str, list[int]]:
+    def why_unmeasured(self) -> dict[Out, list[int]]:
         """{NOT_LEARNED: d_ks, NEVER_RUN: d_ks} of the d_ks that did not enter, empty lists left out."""
         out = {NOT_LEARNED: [d for d in self.unmeasured() if d not in self.unrun],
                NEVER_RUN: [d for d in self.unmeasured() if d in self.unrun]}
@@ -90,21 +109,20 @@ def _auc_matrix(completed: pd.DataFrame, variant: str, d_ks, seeds) -> np.ndarra
     return np.stack([load.cell_values(completed, "accuracy_auc", variant, d, seeds) for d in d_ks], axis=1)
 
 
-def learned(best: pd.DataFrame, d_ks, fraction: float) -> tuple[dict[str, list[bool]], str]:
+def learned(best: pd.DataFrame, d_ks, fraction: float) -> tuple[dict[str, list[bool]], Gate | None]:
     """({variant: per d_k, did its seed-mean AUC at its best lr (diverged runs at chance) cover
-    `fraction` of the way from chance to scaled's best seed-mean AUC in this cell}, the bar in
-    words). Every d_k counts as learned where scaled was not run."""
+    `fraction` of the way from chance to scaled's best seed-mean AUC in this cell}, the bar).
+    Every d_k counts as learned where scaled was not run (no bar: None)."""
     means = best.groupby(["attention", "d_k"])["val_auc"].mean()
     variants = sorted(set(best["attention"]))
     if GATE not in variants:
-        return {v: [True] * len(d_ks) for v in variants}, "no scaled runs: every d_k enters"
+        return {v: [True] * len(d_ks) for v in variants}, None
     sc = best[best["attention"] == GATE]
     chance = float(sc["chance"].mean()) if sc["chance"].notna().any() else 0.0
     top = float(means[GATE].max())
     bar = chance + fraction * (top - chance)
     out = {v: [bool((v, d) in means.index and means[(v, d)] >= bar) for d in d_ks] for v in variants}
-    return out, (f"scaled learned: seed-mean AUC ≥ {bar:.3f} (chance {chance:.3f} + {fraction:.0%} of the "
-                 f"way to its best, {top:.3f})")
+    return out, Gate(bar, chance, fraction, top)
 
 
 def cell_profile(every: pd.DataFrame, history=None, fraction: float = LEARNED_FRACTION,
@@ -132,17 +150,6 @@ def sd_of(x) -> float:
     return float(np.std(x, ddof=1)) if x.size > 1 else math.nan
 
 
-def fmt_delta(ci) -> str:
-    est, lo, hi = ci
-    if not math.isfinite(est):
-        return "n/a"
-    bounds = f" [{lo:+.3f}, {hi:+.3f}]" if math.isfinite(lo) and math.isfinite(hi) else ""
-    return f"{est:+.3f}{bounds}"
-
-
-SCALED_OUT = {NOT_LEARNED: "no: not measured", NEVER_RUN: "never run: not measured"}  # the table's words
-
-
 def _step_downs(p: CellProfile, margin: float) -> dict[tuple, dict[int, bool]]:
     """{(pair, null): {d_k: rejected}}: the step-downs that the clauses and the answer read."""
     out = {}
@@ -153,57 +160,76 @@ def _step_downs(p: CellProfile, margin: float) -> dict[tuple, dict[int, bool]]:
     return out
 
 
-def _mark(pair, d: int, x: np.ndarray, downs: dict, margin: float) -> str:
-    """What the answer reads at this d_k, beside the interval: ahead (the step-down, null 0; for
-    scaled − unscaled also null margin), alike (TOST). One-sided tests: a marked cell's two-sided
-    interval may still reach the null."""
-    alike = " alike" if Answer(profile.equivalent(x, margin)) is Answer.YES else ""
+class Mark(Enum):
+    """What the answer reads at a d_k, beside the interval (one-sided tests: a marked cell's
+    two-sided interval may still reach the null)."""
+    ALIKE = "alike"  # TOST within ±margin
+    AHEAD = "ahead"  # the step-down, null 0
+    AHEAD_BY_MARGIN = "ahead by margin"  # scaled − unscaled: the step-down, null margin
+
+
+def _marks(pair, d: int, x: np.ndarray, downs: dict, margin: float) -> tuple[Mark, ...]:
+    alike = (Mark.ALIKE,) if Answer(profile.equivalent(x, margin)) is Answer.YES else ()
     if pair == CLAIM_PAIR:
-        return alike + (" ahead" if downs[(pair, 0.0)].get(d) else "")
+        return alike + ((Mark.AHEAD,) if downs[(pair, 0.0)].get(d) else ())
     if pair == FIX_PAIR:
-        return f" ahead by > {margin:g}" if downs[(pair, margin)].get(d) else (
-            " ahead" if downs[(pair, 0.0)].get(d) else "")
-    return alike if pair == WIDE_PAIR else ""
+        return ((Mark.AHEAD_BY_MARGIN,) if downs[(pair, margin)].get(d) else
+                (Mark.AHEAD,) if downs[(pair, 0.0)].get(d) else ())
+    return alike if pair == WIDE_PAIR else ()
 
 
-def profile_rows(p: CellProfile, margin: float) -> list[dict]:
-    """Table rows, one per d_k: each pair's Δ [95% CI] with what the clauses and the answer read
-    there (_mark), TOST's power at the paired sd; a d_k that did not enter says why."""
+@dataclass(frozen=True)
+class PairAt:
+    """One pair at one d_k: its Δ interval (None: no seed measured it), whether neither variant
+    learned there, the marks, and TOST's power at the paired sd (sub-claim 4's pair)."""
+    ci: Interval | None
+    neither_learned: bool = False
+    marks: tuple[Mark, ...] = ()
+    tost_power: float | None = None
+
+
+@dataclass(frozen=True)
+class ProfileRow:
+    """One d_k of the profile: whether it entered (else why not), and each pair there."""
+    d_k: int
+    entered: bool
+    out: Out | None
+    pairs: dict[tuple[str, str], PairAt]
+
+
+def _pair_at(p: CellProfile, pair, j: int, d: int, downs: dict, margin: float) -> PairAt:
+    x = p.diffs[pair][:, j]
+    ci = mean_ci(x) if np.isfinite(x).any() else None
+    if not p.measured[j]:
+        return PairAt(ci)
+    if j not in p.columns(pair):
+        return PairAt(ci, neither_learned=True)
+    power = (profile.tost_power(sd_of(x), int(np.isfinite(x).sum()), margin) if pair == CLAIM_PAIR else None)
+    return PairAt(ci, marks=_marks(pair, d, x, downs, margin), tost_power=power)
+
+
+def profile_rows(p: CellProfile, margin: float) -> list[ProfileRow]:
+    """One row per d_k: each pair's Δ with what the clauses and the answer read there (the marks),
+    TOST's power at the paired sd; a d_k that did not enter says why."""
     downs = _step_downs(p, margin)
     why = {d: reason for reason, d_ks in p.why_unmeasured().items() for d in d_ks}
-    rows = []
-    for j, d in enumerate(p.d_ks):
-        row = {"d_k": d, "scaled learned": "yes" if p.measured[j] else SCALED_OUT[why[d]]}
-        for pair, diff in p.diffs.items():
-            x = diff[:, j]
-            text = fmt_delta(mean_ci(x)) if np.isfinite(x).any() else "—"
-            if p.measured[j] and j not in p.columns(pair):
-                text += " (neither learned)"
-            elif p.measured[j]:
-                text += _mark(pair, d, x, downs, margin)
-                if pair == CLAIM_PAIR:
-                    row[f"TOST power ±{margin:g}"] = _pct(profile.tost_power(
-                        sd_of(x), int(np.isfinite(x).sum()), margin))
-            row[pair_name(pair)] = text
-        rows.append(row)
-    return rows
+    return [ProfileRow(d, p.measured[j], why.get(d), {pair: _pair_at(p, pair, j, d, downs, margin)
+                                                        for pair in p.diffs})
+            for j, d in enumerate(p.d_ks)]
 
 
-def _pct(x: float) -> str:
-    return f"{x:.0%}" if math.isfinite(x) else "n/a"
+@dataclass(frozen=True)
+class Phases:
+    """One condition's seeds: those that chose the rates, those judged fresh (confirmation
+    seeds), and in how many of its (variant, d_k) cells the fresh seeds were judged."""
+    name: str
+    chose: tuple[int, ...]
+    judged: tuple[int, ...]
+    n_fresh: int
+    n_cells: int
 
 
-def optimism_table(gain: pd.DataFrame) -> pd.DataFrame:
-    return pd.DataFrame({"task": gain["task"], "optimizer": gain["optimizer"], "variant": gain["attention"],
-                         "d_k": gain["d_k"].astype(int), "lr": [lr_select.lr_text(x) for x in gain["lr"]],
-                         "selection AUC": gain["selection_auc"].map("{:.3f}".format),
-                         "confirmation AUC": gain["confirmation_auc"].map("{:.3f}".format),
-                         "optimism": gain["optimism"].map("{:+.3f}".format),
-                         "seeds (selection / confirmation)": [f"{a} / {b}" for a, b in
-                                                              zip(gain["n_selection"], gain["n_confirmation"])]})
-
-
-def phases(s: pd.DataFrame, chosen: pd.DataFrame) -> list[str]:
+def phases(s: pd.DataFrame, chosen: pd.DataFrame) -> list[Phases]:
     """Per condition of the summary `s`, where some cell has confirmation seeds: which seeds chose
     the rates and which were judged (`chosen`: the runs at the chosen rates, lr_select.at_chosen)."""
     judged = lr_select.judged(chosen)
@@ -215,19 +241,7 @@ def phases(s: pd.DataFrame, chosen: pd.DataFrame) -> list[str]:
         fresh = lr_select.confirming(runs)
         chose = sorted(lr_select.selecting(load.at_condition(s, cond))["seed"].unique())
         per_cell = fresh.groupby([runs["attention"], runs["d_k"]]).any()
-        n_fresh, n_cells = int(per_cell.sum()), len(per_cell)
-        head = f"{lr_views.label(cond)}: rates chosen on seeds {_span(chose)}; "
-        if not n_fresh:
-            out.append(head + "no confirmation seeds yet: judged on the seeds that chose the rates")
-            continue
-        out.append(head + f"judged on confirmation seeds {_span(sorted(runs.loc[fresh, 'seed'].unique()))} in "
-                   f"{n_fresh} of {n_cells} (variant, d_k)"
-                   + ("" if n_fresh == n_cells else ", the others on the seeds that chose the rates"))
+        out.append(Phases(lr_views.label(cond), tuple(int(x) for x in chose),
+                          tuple(int(x) for x in sorted(runs.loc[fresh, "seed"].unique())),
+                          int(per_cell.sum()), len(per_cell)))
     return out
-
-
-def _span(seeds) -> str:
-    seeds = [int(x) for x in seeds]
-    if not seeds:
-        return "none"
-    return f"{seeds[0]}–{seeds[-1]}" if seeds == list(range(seeds[0], seeds[-1] + 1)) else ", ".join(map(str, seeds))

@@ -23,6 +23,8 @@ answer 'yes': that d_k was not measured.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from enum import Enum
 
 import numpy as np
 
@@ -31,14 +33,40 @@ from experiments.analysis.stats.intervals import MIN_SEEDS, NAN_INTERVAL, count,
 from experiments.analysis.verdicts.rules import Answer, Method, Part
 
 ALPHA = profile.ALPHA
-NONE_ENTERED = "no d_k where scaled and one of the two variants learned"
 
 
-def _fmt(ci) -> str:
-    est, lo, hi = ci
-    if not math.isfinite(est):
-        return "n/a"
-    return f"{est:+.3f} [{lo:+.3f}, {hi:+.3f}]" if math.isfinite(lo) else f"{est:+.3f}"
+class Missing(Enum):
+    """Why a clause of the profile measured nothing."""
+    NONE_ENTERED = "no d_k entered"  # scaled and neither variant of the pair learned at one d_k
+    NONE_BELOW_D_STAR = "none below d*"
+    NO_ADDITIVE = "no additive runs"
+
+
+@dataclass(frozen=True)
+class AheadOver:
+    """(a): is the variant ahead over a range of d_k that includes `d_k`, the largest swept?"""
+    d_k: int
+
+
+@dataclass(frozen=True)
+class AheadAt:
+    """(b): is the variant ahead at `d_k`, the largest swept? Its range: ahead by more than `margin`."""
+    d_k: int
+    margin: float
+
+
+@dataclass(frozen=True)
+class Equivalent:
+    """(a): equivalent within ±margin at some d_k at or below `d_star` (None: no crossing)."""
+    margin: float
+    d_star: float | None
+
+
+@dataclass(frozen=True)
+class LrSlope:
+    """(c): flat within ±band where the `predicted` slope is 0, else reported beside it (None: none)."""
+    band: float
+    predicted: float | None
 
 
 def _at(d_ks, diffs, j) -> tuple:
@@ -46,17 +74,8 @@ def _at(d_ks, diffs, j) -> tuple:
     return x, (mean_ci(x) if count(x) else NAN_INTERVAL), int(count(x))
 
 
-def d_k_list(d_ks: list[int]) -> str:
-    """'d_k = 4, 8, 16': a set of swept d_k in words."""
-    return "d_k = " + ", ".join(map(str, d_ks))
-
-
-def not_measured(label: str, question: str, why: str) -> Part:
-    return Part(label, question, Answer.FEW, NAN_INTERVAL, 0, math.nan, reading=why)
-
-
-def _top_missing(d_ks, largest) -> str:
-    return "" if d_ks and d_ks[-1] == largest else f"; the largest d_k, {largest}, not measured"
+def not_measured(label: str, question, why: Missing) -> Part:
+    return Part(label, question, Answer.FEW, NAN_INTERVAL, 0, math.nan, missing=why)
 
 
 def _not_ahead(x, margin: float) -> bool:
@@ -67,16 +86,14 @@ def _not_ahead(x, margin: float) -> bool:
 def ahead_part(d_ks, diffs, largest: int, margin: float, label: str = "(a) additive ahead of unscaled") -> Part:
     """'yes' where the step-down from the largest d_k rejects Δ <= 0 there (and maybe below),
     'no' where additive is behind or alike (TOST at ±margin) at the largest d_k, else 'unclear'."""
-    question = f"ahead over a range including d_k = {largest}"
+    question = AheadOver(largest)
     if not d_ks:
-        return not_measured(label, question, NONE_ENTERED)
+        return not_measured(label, question, Missing.NONE_ENTERED)
     from_d = profile.from_which(d_ks, profile.step_down(diffs))
-    reading = (f"ahead from d_k = {from_d} on (step-down, family-wise {ALPHA:.0%})" if from_d is not None
-               else "ahead at no d_k")
-    return _ahead_at_largest(d_ks, diffs, largest, margin, label, question, reading, from_d)
+    return _ahead_at_largest(d_ks, diffs, largest, margin, label, question, from_d)
 
 
-def _ahead_at_largest(d_ks, diffs, largest: int, margin: float, label: str, question: str, reading: str,
+def _ahead_at_largest(d_ks, diffs, largest: int, margin: float, label: str, question,
                       from_d: int | None) -> Part:
     """'yes' if ahead (one-sided, null 0: the step-down's first test) at the largest swept d_k,
     'no' if behind or alike there, 'unclear' otherwise or where that d_k did not enter; the range
@@ -90,9 +107,8 @@ def _ahead_at_largest(d_ks, diffs, largest: int, margin: float, label: str, ques
         answer = Answer.NO
     else:
         answer = Answer.UNCLEAR
-    reading += f"; at d_k = {d_ks[-1]}: {_fmt(ci)}" + _top_missing(d_ks, largest)
     found = tuple(int(d) for d in d_ks if from_d is not None and d >= from_d)
-    return Part(label, question, answer, ci, n, detectable(x) if n else math.nan, 3, reading, Method.STEP_DOWN,
+    return Part(label, question, answer, ci, n, detectable(x) if n else math.nan, 3, Method.STEP_DOWN,
                 found, int(d_ks[-1]))
 
 
@@ -104,45 +120,39 @@ def alike_part(d_ks, diffs, margin: float, cross: profile.Crossover,
                label: str = "(a) additive and unscaled alike") -> Part:
     """TOST at ±margin at each d_k below d* (all d_ks without a crossing): 'yes' if equivalent at
     one, 'no' if the interval lies wholly outside ±margin at every one, else 'unclear'."""
-    where = f"at or below d* = {cross.d_star:.3g}" if cross.d_star is not None else "at some d_k (no crossing)"
-    question = f"equivalent within ±{margin:g} {where}"
+    question = Equivalent(margin, cross.d_star)
     cols = [j for j, d in enumerate(d_ks) if cross.d_star is None or d <= cross.d_star]
     if not cols:
-        return not_measured(label, question, "no d_k entered below d*")
+        return not_measured(label, question, Missing.NONE_BELOW_D_STAR)
     diffs = np.asarray(diffs, dtype=float)
     reads = {j: Answer(profile.equivalent(diffs[:, j], margin)) for j in cols}
-    power = ", ".join(f"{d_ks[j]}: {_power(diffs[:, j], margin)}" for j in cols)
     hits = [d_ks[j] for j in cols if reads[j] is Answer.YES]
     shown = max((j for j in cols if reads[j] is Answer.YES), default=None)
     if shown is None:  # the d_k nearest to equivalence
         shown = min(cols, key=lambda j: abs(np.nanmean(diffs[:, j])) if count(diffs[:, j]) else math.inf)
     x, ci, n = _at(d_ks, diffs, shown)
-    reading = (f"equivalent (TOST) at {d_k_list(hits)}" if hits else "equivalent at no d_k") + \
-        f"; at d_k = {d_ks[shown]}: {_fmt(ci)}; power if truly equal at the paired sd: {power}"
     values = set(reads.values())
     answer = (Answer.YES if hits else Answer.FEW if values == {Answer.FEW} else Answer.NO if values == {Answer.NO}
               else Answer.UNCLEAR)
-    return Part(label, question, answer, ci, n, detectable(x) if n else math.nan, 3, reading, Method.TOST,
-                tuple(int(d) for d in hits), int(d_ks[shown]))
+    power = tuple((int(d_ks[j]), _power(diffs[:, j], margin)) for j in cols)
+    return Part(label, question, answer, ci, n, detectable(x) if n else math.nan, 3, Method.TOST,
+                tuple(int(d) for d in hits), int(d_ks[shown]), power)
 
 
-def _power(x, margin: float) -> str:
+def _power(x, margin: float) -> float:
     x = np.asarray(x, dtype=float)
     x = x[np.isfinite(x)]
-    p = profile.tost_power(float(np.std(x, ddof=1)), x.size, margin) if x.size > 1 else math.nan
-    return f"{p:.0%}" if math.isfinite(p) else "n/a"
+    return profile.tost_power(float(np.std(x, ddof=1)), x.size, margin) if x.size > 1 else math.nan
 
 
 def fix_part(d_ks, diffs, margin: float, largest: int, label: str = "(b) scaled ahead of unscaled") -> Part:
     """From which d_k on scaled − unscaled exceeds the margin (step-down, null = margin); 'yes'
     if scaled is ahead (null 0) at the largest swept d_k, 'no' if behind or alike there."""
-    question = f"ahead at d_k = {largest}"
+    question = AheadAt(largest, margin)
     if not d_ks:
-        return not_measured(label, question, NONE_ENTERED)
+        return not_measured(label, question, Missing.NONE_ENTERED)
     from_d = profile.from_which(d_ks, profile.step_down(diffs, margin))
-    reading = (f"ahead by more than {margin:g} from d_k = {from_d} on" if from_d is not None
-               else f"ahead by more than {margin:g} at no d_k") + " (step-down)"
-    return _ahead_at_largest(d_ks, diffs, largest, margin, label, question, reading, from_d)
+    return _ahead_at_largest(d_ks, diffs, largest, margin, label, question, from_d)
 
 
 def fix_from(d_ks, diffs, margin: float) -> int | None:
@@ -156,14 +166,11 @@ def lr_slope_part(variant: str, slopes, band: float, predicted: float | None) ->
     slopes = np.asarray(slopes, dtype=float)
     n = count(slopes)
     ci = mean_ci(slopes) if n else NAN_INTERVAL
-    pred = "none" if predicted is None else f"{predicted:+.1f}"
-    question = f"flat: within ±{band:.2f}" if predicted == 0 else f"predicted {pred}"
     if n < MIN_SEEDS:
         answer = Answer.FEW
     elif predicted == 0 and math.isfinite(band):
         answer = Answer(within(ci, -band, band))
     else:
         answer = Answer.REPORTED
-    reading = f"{_fmt(ci)} per doubling"
-    return Part(f"{variant}: slope of log2 best lr", question, answer, ci, n,
-                detectable(slopes) if n else math.nan, 2, reading)
+    return Part(f"{variant}: slope of log2 best lr", LrSlope(band, predicted), answer, ci, n,
+                detectable(slopes) if n else math.nan, 2)

@@ -6,7 +6,7 @@ unscaled's slope within 1 ± 0.15?") and answers YES, NO, UNCLEAR or FEW
 Verdict: HOLDS if every answer is YES, FAILS if any is NO, UNMEASURED if no
 clause had a single value, FEW if a clause lacked seeds (`fewest` says how
 many it had), UNSURE otherwise. Words are written from these at the edge
-(`words`, analysis/render). Each clause states its power: the smallest true distance from its
+(analysis/render). Each clause states its power: the smallest true distance from its
 threshold that the interval would clear with 80% probability, from the seed
 spread (stats.detectable), so that "unclear" with a wide spread reads as no
 power and not as no effect.
@@ -23,13 +23,11 @@ import numpy as np
 from experiments.analysis.stats.intervals import (
     MIN_SEEDS,
     NAN_INTERVAL,
-    POWER,
     Interval,
     above,
     below,
     count,
     detectable,
-    fmt_ci,
     mean_ci,
     within,
 )
@@ -64,56 +62,59 @@ class Method(Enum):
 
 HOLDS, FAILS, UNSURE, FEW = Verdict.HOLDS, Verdict.FAILS, Verdict.UNSURE, Verdict.FEW
 UNSEEN, UNMEASURED = Verdict.UNSEEN, Verdict.UNMEASURED
-POWER_NOTE = (f"'detectable' is the smallest true distance from the threshold that the interval would "
-              f"clear with {POWER:.0%} probability, (t_0.975 + t_{POWER}) sd / √n over the seed spread")
-
 
 def words(verdict: Verdict, seeds: int = 0) -> str:
     """The verdict in words; FEW names the fewest seeds a clause had (`seeds`)."""
     return f"{UNSURE.value} (too few seeds: n = {seeds} < {MIN_SEEDS})" if verdict is FEW else verdict.value
 
 
+class Side(Enum):
+    WITHIN = "within"
+    ABOVE = "above"
+    BELOW = "below"
+
+
+@dataclass(frozen=True)
+class Band:
+    """What a clause asks of its interval: within [lo, hi], above lo or below lo. `signed`: the
+    quantity is a change per doubling of d_k, centred on 0 (its band reads ±x, +x)."""
+    side: Side
+    lo: float
+    hi: float = math.nan
+    signed: bool = False
+
+
 @dataclass(frozen=True)
 class Part:
-    """One clause: `label` asked `question` of its interval `ci` over `n` seeds, by `test`; a clause
-    over several d_k also says where it found its effect (`d_ks`) and at which d_k `ci` is."""
+    """One clause: `label` asked `question` (a Band, or a question of the d_k profile: quality_rules)
+    of its interval `ci` over `n` seeds, by `test`; a clause over several d_k also says where it
+    found its effect (`d_ks`), at which d_k `ci` is, TOST's power per d_k, and why it measured nothing."""
     label: str
-    question: str
+    question: object
     answer: Answer
     ci: Interval
     n: int
     detectable: float
     digits: int = 2
-    reading: str = ""  # what a clause over several d_k read, in words, in place of the one interval
     test: Method = Method.INTERVAL
     d_ks: tuple[int, ...] = ()  # where the effect was found: ahead (step-down), equivalent (TOST)
     at_d_k: int | None = None  # the d_k whose interval `ci` is
-
-    def text(self) -> str:
-        if self.n == 0:
-            return f"{self.label}: not measured" + (f" ({self.reading})" if self.reading else "")
-        if self.reading:
-            return f"{self.label}: {self.reading} ({self.question}: {self.answer.value}; n = {self.n})"
-        power = f"{self.detectable:.2g}" if math.isfinite(self.detectable) else "n/a"
-        return (f"{self.label} {fmt_ci(self.ci, self.digits)} ({self.question}: {self.answer.value}; "
-                f"n = {self.n}, detectable {power})")
+    power: tuple[tuple[int, float], ...] = ()  # (d_k, TOST's power there if truly equal)
+    missing: Enum | None = None  # why nothing was measured (quality_rules.Missing)
 
 
-def judge(label: str, question: str, values, kind: str, lo: float, hi: float | None = None,
-          digits: int = 2) -> Part:
+def judge(label: str, values, band: Band, digits: int = 2) -> Part:
     """The clause "interval of mean(values) is within [lo, hi] / above lo / below lo"."""
     values = np.asarray([] if values is None else values, dtype=float).ravel()
     n = count(values)
     ci = mean_ci(values) if n else NAN_INTERVAL
-    if kind not in ("within", "above", "below"):
-        raise ValueError(f"judge: kind must be within, above or below, got {kind!r}")
     if n < MIN_SEEDS:
         answer = Answer.FEW
-    elif kind == "within":
-        answer = Answer(within(ci, lo, hi))
+    elif band.side is Side.WITHIN:
+        answer = Answer(within(ci, band.lo, band.hi))
     else:
-        answer = Answer((above if kind == "above" else below)(ci, lo))
-    return Part(label, question, answer, ci, n, detectable(values) if n else math.nan, digits)
+        answer = Answer((above if band.side is Side.ABOVE else below)(ci, band.lo))
+    return Part(label, band, answer, ci, n, detectable(values) if n else math.nan, digits)
 
 
 def verdict_of(parts: list[Part] | list[Answer]) -> Verdict:
@@ -134,6 +135,3 @@ def fewest(parts: list[Part] | list[Answer]) -> int:
     few = [p.n for p in parts if isinstance(p, Part) and p.answer is Answer.FEW]
     return min(few) if few and min(few) > 0 else 0
 
-
-def reason(parts: list[Part]) -> str:
-    return "; ".join(p.text() for p in parts)
