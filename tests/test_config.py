@@ -37,7 +37,7 @@ def test_groups_are_complete():
     assert {compose_train(f"task={t}").task.name for t in TASKS} == set(TASKS)
     assert set(options("task")) <= set(TASKS)
     assert options("optimizer") == sorted(config.OPTIMIZER_SCHEMAS)
-    assert options("experiment") == ["answer", "answer_vector", "answer_wide", "claim_full",
+    assert options("experiment") == ["answer", "answer_text", "answer_vector", "answer_wide", "claim_full",
                                      "claim_medium", "claim_quick", "mqar_zoology", "mup_width",
                                      "quality", "quality_quick"]
 

@@ -114,8 +114,7 @@ def test_the_report_says_which_seeds_chose_and_which_were_judged():
                        summary.iloc[[1]].assign(seed=4, run_id="c4", attention="unscaled")])
     other = summary.assign(attention="unscaled", run_id=lambda d: "u" + d["run_id"])
     lines = quality_profile.phases(*_chosen(load.with_phase(pd.concat([fresh, other]), 3)))
-    assert lines == ["assoc_recall/adam: rates chosen on seeds 0–2; judged on confirmation seeds 3–4 in 2 of 2 "
-                     "(variant, d_k)"]
+    assert lines == [quality_profile.Phases("assoc_recall/adam", (0, 1, 2), (3, 4), 2, 2)]
 
 
 def _chosen(summary):

@@ -15,7 +15,7 @@ import json
 import math
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
@@ -32,6 +32,19 @@ from experiments.analysis.verdicts.quality_profile import ALIKE_MARGIN, LEARNED_
 from experiments.store.collect import RECORDED, run_folders
 from experiments.app.errors import CONF_DIR, ConfigError, explain
 from experiments.app.preflight import check_output_dir, check_path_length, check_single_values, path_exists
+
+
+@dataclass
+class TaskDeclaration:
+    """What a task's clauses read, where it differs from the retrieval tasks' defaults."""
+    # the validation metric whose AUC over training every clause and rate choice reads; only
+    # accuracy is recorded per evaluation for every task, so it is the one a task may declare
+    primary_metric: str = "accuracy"
+    alike_margin: Optional[float] = None  # None: the global alike_margin
+    threshold: Optional[float] = None  # "steps to": the runs' train.threshold must equal it
+
+
+PRIMARY_METRICS = ("accuracy",)
 
 
 @dataclass
@@ -52,6 +65,8 @@ class AnalysisConfig:
     # The variant every other is compared with, seed by seed, in the report's "Every variant"
     # tables (accuracy AUC); the claim's own pairs (sub-claim 4) do not change with it.
     reference_variant: str = REFERENCE
+    # per task, declared before its data: {task name: TaskDeclaration}
+    tasks: dict[str, TaskDeclaration] = field(default_factory=dict)
 
 
 ConfigStore.instance().store(name="analysis_schema", node=AnalysisConfig)
@@ -105,6 +120,7 @@ def compose_config(argv: Sequence[str]) -> AnalysisConfig:
     if str(cfg.reference_variant) not in load.VARIANTS:
         raise ConfigError(f"reference_variant: unknown variant {cfg.reference_variant!r}; allowed: "
                           f"{', '.join(load.VARIANTS)}")
+    tasks = {str(name): _task_declaration(str(name), decl) for name, decl in cfg.tasks.items()}
     if cfg.confirm_seeds_from is not None:
         check_declared("confirm_seeds_from", cfg.confirm_seeds_from, "a whole number >= 1 or null",
                        lambda x: x >= 1 and float(x).is_integer())
@@ -112,7 +128,26 @@ def compose_config(argv: Sequence[str]) -> AnalysisConfig:
                           primary_task=None if cfg.primary_task is None else str(cfg.primary_task),
                           alike_margin=float(cfg.alike_margin), learned_fraction=float(cfg.learned_fraction),
                           confirm_seeds_from=None if cfg.confirm_seeds_from is None else int(cfg.confirm_seeds_from),
-                          reference_variant=str(cfg.reference_variant))
+                          reference_variant=str(cfg.reference_variant), tasks=tasks)
+
+
+def _task_declaration(name: str, decl) -> TaskDeclaration:
+    """One task's declaration, checked: a registered task, a known metric, numbers in range."""
+    from experiments.tasks import TASKS
+
+    if name not in TASKS:
+        raise ConfigError(f"tasks: unknown task {name!r}; allowed: {', '.join(sorted(TASKS))}")
+    check(decl.primary_metric in PRIMARY_METRICS, f"tasks.{name}.primary_metric",
+          f"must be one of {', '.join(PRIMARY_METRICS)}", decl.primary_metric, error=ConfigError)
+    if decl.alike_margin is not None:
+        check_declared(f"tasks.{name}.alike_margin", decl.alike_margin, "a finite number > 0 (AUC) or null",
+                       lambda x: x > 0)
+    if decl.threshold is not None:
+        check_declared(f"tasks.{name}.threshold", decl.threshold, "a number in (0, 1] or null",
+                       lambda x: 0 < x <= 1)
+    return TaskDeclaration(str(decl.primary_metric),
+                           None if decl.alike_margin is None else float(decl.alike_margin),
+                           None if decl.threshold is None else float(decl.threshold))
 
 
 def check_declared(key: str, value, allowed: str, ok) -> None:
@@ -137,9 +172,24 @@ def load_configured(cfg: AnalysisConfig) -> load.Results:
     """The results folder's tables with the primary condition the config names."""
     res = analysis_results.load_results(cfg.results_dir, cfg.primary_optimizer, cfg.primary_task,
                                         cfg.confirm_seeds_from)
+    check_thresholds(res.summary, cfg.tasks)
     return dataclasses.replace(res, declared={"alike_margin": cfg.alike_margin,
                                               "learned_fraction": cfg.learned_fraction,
-                                              "reference_variant": cfg.reference_variant})
+                                              "reference_variant": cfg.reference_variant,
+                                              "tasks": {k: dataclasses.asdict(v) for k, v in cfg.tasks.items()}})
+
+
+def check_thresholds(summary, tasks: dict[str, TaskDeclaration]) -> None:
+    """A declared "steps to" threshold is the one the task's runs trained with (their
+    steps_to_threshold are counted at train.threshold)."""
+    if summary is None or "threshold" not in summary:
+        return
+    for name, decl in tasks.items():
+        trained = sorted(summary.loc[summary["task"] == name, "threshold"].dropna().unique())
+        if decl.threshold is not None and trained and trained != [decl.threshold]:
+            raise ConfigError(f"tasks.{name}.threshold: declared {decl.threshold:g}, but the runs of "
+                              f"{name} trained with train.threshold {', '.join(f'{t:g}' for t in trained)}; "
+                              "declare the one they trained with, or retrain them at it")
 
 
 def entry(name: str, task: Callable[[load.Results], None], argv: Sequence[str] | None = None) -> int:

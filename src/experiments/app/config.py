@@ -81,6 +81,8 @@ class ModelConfig:
     n_heads: int = 1
     init: str = "lecun_normal"  # projection init: lecun_normal | xavier | torch_default
     token_shift: bool = True  # add the previous token's embedding (see model.py)
+    positions: bool = False  # add a learned embedding of each window position (see model.py)
+    mlp: int = 0  # hidden width of an MLP after each attention layer (a transformer block); 0: none
     dtype: str = "float32"
     # compute the last layer's query rows without forming keys and values:
     # variants whose score is bilinear (training.reassociate.bilinear_rows) or has a

@@ -30,7 +30,8 @@ NOT_IDENTITY_KEYS = (("train", "n_seeds"), ("optimizer", "lr_grid"), ("train", "
 # of the identity, so that every run recorded before the key existed keeps its id.
 LATER_KEYS = {("train", "stop_at_threshold"): False, ("model", "width"): "fixed",
               ("model", "reassociate"): False, ("task", "distinct_values"): False,
-              ("task", "head"): "value_half"}
+              ("task", "head"): "value_half", ("model", "positions"): False,
+              ("model", "mlp"): 0}
 FINISHED = ("completed", "diverged")
 RUN_FILES = ("config.yaml", "history.parquet", "summary.json")
 PACKAGES = ("jax", "jaxlib", "optax", "hydra-core", "wandb", "pandas", "numpy")

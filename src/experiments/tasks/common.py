@@ -50,6 +50,9 @@ class TaskSpec:
     # loss positions per example (at most): the rows the model's last layer computes; part of
     # the compiled programs' shapes, so it is declared, not read off a batch
     n_queries: Callable[[Any], int]
+    # a task whose splits hold different data (charlm: other plays) draws from the split's own;
+    # None: the split is only the key stream (stream_key), the same generator for every split
+    split_batch: Callable[[Any, jax.Array, int, str], Batch] | None = None
 
 
 def check(ok: bool, field: str, allowed: str, value: Any) -> None:
@@ -68,8 +71,9 @@ def check_seed(key: str, seed, last: int = 0) -> None:
           + (f" (seeds {key} .. {key}+{last} must fit in [0, {SEED_MAX}])" if last else ""), seed)
 
 
-def jit_per_config(make_batch: Callable[[Any, jax.Array, int], Batch]) -> Callable[[Any, jax.Array, int], Batch]:
-    """Compile make_batch once per (config, batch_size), rng the only argument.
+def jit_per_config(make_batch: Callable[..., Batch]) -> Callable[..., Batch]:
+    """Compile make_batch once per (config, batch_size, any further static
+    arguments, such as a split), rng the only traced argument.
 
     Called eagerly, a batch maker would compile each of its ops separately for
     every new shape (seconds per config); one cached jit is faster and gives
@@ -77,18 +81,30 @@ def jit_per_config(make_batch: Callable[[Any, jax.Array, int], Batch]) -> Callab
     Non-dataclass configs (e.g. a raw DictConfig) run uncompiled."""
 
     @functools.lru_cache(maxsize=None)
-    def compiled(cfg_type: type, values: tuple, batch_size: int):
+    def compiled(cfg_type: type, values: tuple, batch_size: int, static: tuple):
         cfg = cfg_type(*values)
-        return jax.jit(lambda rng: make_batch(cfg, rng, batch_size))
+        return jax.jit(lambda rng: make_batch(cfg, rng, batch_size, *static))
 
     @functools.wraps(make_batch)
-    def wrapper(cfg: Any, rng: jax.Array, batch_size: int) -> Batch:
+    def wrapper(cfg: Any, rng: jax.Array, batch_size: int, *static) -> Batch:
         if not dataclasses.is_dataclass(cfg):
-            return make_batch(cfg, rng, batch_size)
-        values = tuple(getattr(cfg, f.name) for f in dataclasses.fields(cfg))
-        return compiled(type(cfg), values, int(batch_size))(rng)
+            return make_batch(cfg, rng, batch_size, *static)
+        # a list field (charlm's plays) is a tuple in the cache key: hashable, same values
+        values = tuple(_hashable(getattr(cfg, f.name)) for f in dataclasses.fields(cfg))
+        return compiled(type(cfg), values, int(batch_size), static)(rng)
 
     return wrapper
+
+
+def _hashable(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
+
+
+def draw_batch(spec: TaskSpec, cfg: Any, rng: jax.Array, batch_size: int, split: str) -> Batch:
+    """A batch of `split`: from the split's own data where the task has it."""
+    if spec.split_batch is None:
+        return spec.make_batch(cfg, rng, batch_size)
+    return spec.split_batch(cfg, rng, batch_size, split)
 
 
 # --- vocabulary layout of the token tasks -----------------------------------
@@ -142,11 +158,11 @@ def stream_key(seed: int, split: str) -> jax.Array:
 
 def fixed_set(spec: TaskSpec, cfg: Any, seed: int, split: str, n_examples: int) -> Batch:
     """One batch of n_examples from a split's stream: the fixed val/test set."""
-    return spec.make_batch(cfg, stream_key(seed, split), n_examples)
+    return draw_batch(spec, cfg, stream_key(seed, split), n_examples, split)
 
 
 def train_batch(spec: TaskSpec, cfg: Any, seed: int, step: int | jax.Array, batch_size: int) -> Batch:
     """The training batch of one step: fold_in(step) on the train stream, so a
     step's batch does not depend on how many batches came before it."""
     rng = jax.random.fold_in(stream_key(seed, "train"), step)
-    return spec.make_batch(cfg, rng, batch_size)
+    return draw_batch(spec, cfg, rng, batch_size, "train")

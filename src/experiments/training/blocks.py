@@ -17,6 +17,11 @@ def ln_params(d):
 
 
 
+def feed_forward(p, h):
+    """The transformer block's MLP on a residual stream: h + W_2 gelu(LN(h) W_1 + b_1) + b_2."""
+    return h + jax.nn.gelu(layer_norm(h, p["ln"]) @ p["w_1"] + p["b_1"]) @ p["w_2"] + p["b_2"]
+
+
 def split_heads(x, n_heads):
     b, t, _ = x.shape
     return x.reshape(b, t, n_heads, -1).transpose(0, 2, 1, 3)  # (B, H, T, d)

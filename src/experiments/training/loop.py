@@ -24,7 +24,7 @@ from omegaconf import DictConfig
 
 from experiments.training import lane_axis, prune
 from experiments.training.compile import ProgramCache
-from experiments.training.fixed_sets import test_accuracy
+from experiments.training.fixed_sets import test_scores
 from experiments.training.group import Group, Lane, devices_for, prepare
 
 
@@ -34,6 +34,7 @@ class RunResult:
     status: str = "completed"
     diverged_at_step: int | None = None
     test_accuracy: float | None = None
+    test_loss: float | None = None  # mean cross-entropy on the test set, nats
     compile_time_s: float = 0.0
     train_time_s: float = 0.0
     steps_done: int = 0
@@ -124,11 +125,11 @@ def train_lanes(cfg: DictConfig, lanes: list[Lane],
     ledger, state, final_params = _loop(cfg, group, pruning, lambda p, row: on_eval(order[p], row), on_steps)
     train_time = time.perf_counter() - start
     completed = [s in COMPLETED for s in ledger.states]
-    accuracies = test_accuracy(group, final_params, state["score_scale"], cfg, completed) \
-        if any(completed) else [None] * len(lanes)
+    tests = test_scores(group, final_params, state["score_scale"], cfg, completed) \
+        if any(completed) else [{}] * len(lanes)
     results: list[RunResult] = [None] * len(lanes)  # type: ignore[list-item]
     for p, i in enumerate(order):
-        results[i] = _result(group, ledger, pruning, p, accuracies[p], train_time)
+        results[i] = _result(group, ledger, pruning, p, tests[p], train_time)
     return results
 
 
@@ -212,19 +213,24 @@ def _diverged_lanes(rows: dict[int, dict], first_bad: list[int], ending: list[in
     return {i: step for i, step in at.items() if step is not None}
 
 
-def _result(group: Group, ledger: Ledger, pruning: Pruning, i: int, accuracy: float | None,
+def _result(group: Group, ledger: Ledger, pruning: Pruning, i: int, test: dict[str, float],
             train_time: float) -> RunResult:
     """Lane i's RunResult from its place in the ledger."""
     state, at, rows = ledger.states[i], ledger.stopped_at[i], ledger.rows[i]
     return RunResult(
         rows=rows, status="completed" if state in COMPLETED else state.value,
         diverged_at_step=at if state is LaneState.DIVERGED else None,
-        test_accuracy=accuracy if state in COMPLETED else None,
+        test_accuracy=test.get("accuracy") if state in COMPLETED else None,
+        test_loss=test.get("loss") if state in COMPLETED else None,
         compile_time_s=group.compile_time_s, train_time_s=train_time, steps_done=at,
         n_params=group.n_params, n_seeds_vmapped=len(group.lanes),
         stopped_at_threshold=state is LaneState.REACHED,
         pruned_at_step=at if state is LaneState.PRUNED else None,
         auc_bound=pruning.bound(rows) if state is LaneState.PRUNED else None)
+
+
+def _bits(nats: float | None) -> float | None:
+    return None if nats is None else nats / math.log(2)
 
 
 def eval_steps(train_cfg) -> list[int]:
@@ -248,6 +254,11 @@ def summarize(result: RunResult, threshold: float, budget_steps: list[int] | Non
         "diverged_at_step": result.diverged_at_step,
         "test_accuracy": result.test_accuracy,
         "final_val_accuracy": acc[-1] if acc else None,
+        "test_loss": result.test_loss,
+        "final_val_loss": result.rows[-1]["loss"] if result.rows else None,
+        # the cross-entropy in bits: per character on text (charlm), per query elsewhere
+        "test_bpc": _bits(result.test_loss),
+        "final_val_bpc": _bits(result.rows[-1]["loss"]) if result.rows else None,
         "steps_to_threshold": reached[0] if reached else None,
         "accuracy_auc": float(np.mean(acc)) if acc else None,
         "compile_time_s": result.compile_time_s,

@@ -6,12 +6,17 @@ assumption at init):
   token embedding E[t]                                   (all tasks)
   + token-shift embedding E_shift[t_prev]                (model.token_shift)
   + vectors @ W_in                                       (tasks with d_in > 0)
+  + P[position]                                          (model.positions)
 The token shift is a width-2 convolution over tokens: at a value position it
 carries the preceding key, so that ONE causal attention layer can solve
 associative recall (a plain single layer cannot; Zoology uses short
-convolutions for the same reason). With it, d_k is exactly the swept quantity.
+convolutions for the same reason). With it, d_k is exactly the swept quantity. The retrieval tasks need no
+positions (a key is found by content); on text (task=charlm) the learned
+position embedding lets the one layer attend to the characters at given
+distances, which a model of content alone cannot tell apart.
 
-Each layer: h = h + W_o attend(LN(h) W_q, LN(h) W_k, LN(h) W_v), causal.
+Each layer: h = h + W_o attend(LN(h) W_q, LN(h) W_k, LN(h) W_v), causal;
+with model.mlp, then h = h + MLP(LN(h)) (blocks.feed_forward), a transformer block.
 The last layer computes only the query rows at loss positions (`query_idx`):
 nothing else reaches the loss, and it keeps additive attention's
 [n_q, n_k, d_hidden] tensor small. Head: LN(h) W_head over the classes.
@@ -24,7 +29,7 @@ import jax
 import jax.numpy as jnp
 
 import attention
-from experiments.training.blocks import causal_mask, layer_norm, ln_params, split_heads
+from experiments.training.blocks import causal_mask, feed_forward, layer_norm, ln_params, split_heads
 from experiments.training.inits import init_projection
 from experiments.training.reassociate import bilinear_rows, reassociated_rows
 from experiments.training.spec import ModelSpec
@@ -36,6 +41,8 @@ __all__ = ["ModelSpec", "attention_layer", "causal_mask", "count_params", "embed
 def init_model(spec: ModelSpec, rng) -> dict:
     """Parameters: a plain dict pytree."""
     keys = iter(jax.random.split(rng, 5 + 6 * spec.n_layers))
+    # drawn from their own folds of rng: a model without them keeps every other draw
+    positions, mlps = jax.random.fold_in(rng, 0x9051), jax.random.fold_in(rng, 0x3A9)
     dm, h = spec.d_model, spec.n_heads
     params = {"embed": jax.random.normal(next(keys), (spec.vocab, dm))}
     if spec.token_shift:
@@ -56,10 +63,21 @@ def init_model(spec: ModelSpec, rng) -> dict:
             "attn": jax.vmap(lambda r: attention.init_params(
                 spec.attention, r, spec.d_k, **spec.options))(head_keys),
         })
+    for layer, key in zip(layers, jax.random.split(mlps, spec.n_layers)) if spec.mlp else ():
+        layer["mlp"] = mlp_params(spec, key)
     params["layers"] = layers
+    if spec.positions:
+        params["pos_embed"] = jax.random.normal(positions, (spec.positions, dm))
     params["ln_out"] = ln_params(dm)
     params["head"] = init_projection("lecun_normal", next(keys), dm, spec.n_classes)
     return params
+
+
+def mlp_params(spec: ModelSpec, rng) -> dict:
+    k1, k2 = jax.random.split(rng)
+    return {"ln": ln_params(spec.d_model), "b_1": jnp.zeros((spec.mlp,)), "b_2": jnp.zeros((spec.d_model,)),
+            "w_1": init_projection(spec.init, k1, spec.d_model, spec.mlp),
+            "w_2": init_projection(spec.init, k2, spec.mlp, spec.d_model)}
 
 
 def embed(spec: ModelSpec, params, batch):
@@ -71,6 +89,8 @@ def embed(spec: ModelSpec, params, batch):
         parts.append(params["shift_embed"][prev])
     if spec.d_in:
         parts.append(batch["vectors"] @ params["vec_in"])
+    if spec.positions:
+        parts.append(jnp.broadcast_to(params["pos_embed"][: tokens.shape[1]], parts[0].shape))
     return sum(parts) / math.sqrt(len(parts))
 
 
@@ -144,6 +164,8 @@ def forward(spec: ModelSpec, params, batch, n_queries: int, score_scale=None):
             take = lambda a: jnp.take_along_axis(
                 a, jnp.broadcast_to(pick, a.shape[:2] + pick.shape[2:3] + a.shape[3:]), axis=2)
             rows.append((take(logits), take(weights), take(jnp.broadcast_to(mask, logits.shape))))
+        if spec.mlp:
+            h = feed_forward(layer["mlp"], h)
     out = layer_norm(h, params["ln_out"]) @ params["head"]  # (B, n_q, C)
     return out, query_idx, rows
 

@@ -26,6 +26,8 @@ class ModelSpec(NamedTuple):
     d_in: int
     dtype: str = "float32"
     reassociate: bool = False  # model.reassociate: see bilinear_rows
+    positions: int = 0  # learned position embeddings (model.positions): the window length; 0 none
+    mlp: int = 0  # model.mlp: the hidden width of each layer's MLP; 0 none
 
     @property
     def options(self) -> dict:
@@ -44,7 +46,9 @@ def model_spec(cfg: DictConfig, task_cfg) -> ModelSpec:
         token_shift=cfg.model.token_shift, vocab=task.input_vocab(task_cfg),
         n_classes=task.n_classes(task_cfg), d_in=task.d_in(task_cfg), dtype=cfg.model.dtype,
         reassociate=bool(cfg.model.get("reassociate", False))
-        and attention.get_variant(cfg.attention.name).reassociable)
+        and attention.get_variant(cfg.attention.name).reassociable,
+        positions=task.seq_len(task_cfg) if cfg.model.get("positions", False) else 0,
+        mlp=int(cfg.model.get("mlp", 0)))
 
 
 def task_object(task_dict: dict):

@@ -192,6 +192,7 @@ def evaluate(params, batches, score_scale=None, *, spec: ModelSpec, n_queries: i
     denom = jnp.maximum(weight.sum(), 1.0)
     out = {"loss": (nll * weight).sum() / denom, "accuracy": (correct * weight).sum() / denom,
            "n_loss": weight.sum()}
+    out["bpc"] = out["loss"] / jnp.log(2.0)  # bits per loss position: per character on text
     row_mask = weight > 0  # (chunks, chunk, n_q)
     per_head = []
     for logits, weights, mask in rows:  # each (chunks, chunk, H, n_q, T)
