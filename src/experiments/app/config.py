@@ -177,6 +177,23 @@ def _positive(key: str, value) -> None:
 
 def validate(cfg: DictConfig) -> None:
     """Range checks on a composed training config; raises ValueError naming the key."""
+    _validate_top(cfg)
+    _validate_optimizer(cfg.optimizer)
+    _validate_model(cfg.model)
+    _validate_train(cfg.train)
+    check_seed("seed", cfg.seed, last=cfg.train.n_seeds - 1)
+    ranges.validate_runtime(cfg.get("runtime"))
+    ranges.validate_launcher(cfg)
+    ranges.validate_lr(cfg)
+    check(cfg.task.name in TASKS, "task", f"must be one of {', '.join(TASKS)}", cfg.task.name)
+    TASKS[cfg.task.name].validate(cfg.task)
+    validate_logger(cfg.logger)
+    # last: the estimate needs every size above to be in range
+    memory.check_fits(cfg)
+
+
+def _validate_top(cfg: DictConfig) -> None:
+    """Known keys, the variant and its options, d_k, results_dir."""
     known = set(Config.__dataclass_fields__) | {"hydra"}
     unknown = sorted(set(cfg.keys()) - known)
     check(not unknown, unknown[0] if unknown else "", f"unknown key; allowed: {', '.join(sorted(known - {'hydra'}))}",
@@ -189,7 +206,8 @@ def validate(cfg: DictConfig) -> None:
     if variant.check is not None:
         variant.check({k: v for k, v in cfg.attention.items() if k != "name"})
 
-    o = cfg.optimizer
+
+def _validate_optimizer(o) -> None:
     check(o.name in OPTIMIZER_SCHEMAS, "optimizer", f"must be one of {', '.join(OPTIMIZER_SCHEMAS)}", o.name)
     _positive("optimizer.lr", o.lr)
     if o.get("lr_grid") is not None:
@@ -210,14 +228,17 @@ def validate(cfg: DictConfig) -> None:
         check(math.isfinite(o.weight_decay) and o.weight_decay >= 0, "optimizer.weight_decay",
                "must be a finite number >= 0", o.weight_decay)
 
-    m = cfg.model
+
+def _validate_model(m) -> None:
     for key in ("d_model", "d_v", "n_layers", "n_heads"):
         check(m[key] >= 1, f"model.{key}", "must be >= 1", m[key])
+    check(m.get("mlp", 0) >= 0, "model.mlp", "must be >= 0 (0: no MLP)", m.get("mlp", 0))
     check(m.init in INITS, "model.init", f"must be one of {', '.join(INITS)}", m.init)
     check(m.width in memory.WIDTHS, "model.width", f"must be one of {', '.join(memory.WIDTHS)}", m.width)
     check(m.dtype in ("float32", "bfloat16"), "model.dtype", "must be float32 or bfloat16", m.dtype)
 
-    t = cfg.train
+
+def _validate_train(t) -> None:
     check(1 <= t.steps <= ranges.STEPS_MAX, "train.steps", f"must be in [1, {ranges.STEPS_MAX}]", t.steps)
     check(t.batch_size >= 1, "train.batch_size", "must be >= 1", t.batch_size)
     check(t.eval_every >= 1, "train.eval_every", "must be >= 1", t.eval_every)
@@ -235,18 +256,7 @@ def validate(cfg: DictConfig) -> None:
     check(t.divergence_loss > 0, "train.divergence_loss", "must be > 0", t.divergence_loss)
     check(t.n_seeds >= 1, "train.n_seeds", "must be >= 1", t.n_seeds)
     check(t.n_seeds <= SEED_MAX, "train.n_seeds", f"must be <= {SEED_MAX}", t.n_seeds)
-    check_seed("seed", cfg.seed, last=t.n_seeds - 1)
     validate_prune(t.prune, "train.prune")
-
-    ranges.validate_runtime(cfg.get("runtime"))
-    ranges.validate_launcher(cfg)
-    ranges.validate_lr(cfg)
-
-    check(cfg.task.name in TASKS, "task", f"must be one of {', '.join(TASKS)}", cfg.task.name)
-    TASKS[cfg.task.name].validate(cfg.task)
-    validate_logger(cfg.logger)
-    # last: the estimate needs every size above to be in range
-    memory.check_fits(cfg)
 
 
 def validate_prune(p, key: str) -> None:

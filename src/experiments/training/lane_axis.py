@@ -123,6 +123,13 @@ def lane_program(one_lane: Callable, n_devices: int, n_lane_args: int = 1,
     block none of whose lanes has work returns rest's values without running
     one_lane: a real branch, since the predicate is the block's, not a lane's
     (with blocks of one lane, an ended lane costs nothing)."""
+    program = _in_blocks(one_lane, n_lane_args, block, idle)
+    return program if n_devices == 1 else _sharded(program, n_devices, n_lane_args)
+
+
+def _in_blocks(one_lane: Callable, n_lane_args: int, block: int | None,
+               idle: tuple[Callable, Callable] | None) -> Callable:
+    """One device's lanes: vmapped `block` at a time, the blocks in sequence."""
     def program(*args):
         lane_args, shared = args[:n_lane_args], args[n_lane_args:]
         lanes_in = (0,) * n_lane_args + (None,) * len(shared)
@@ -146,9 +153,11 @@ def lane_program(one_lane: Callable, n_devices: int, n_lane_args: int = 1,
             lambda a: a.reshape((n_local,) + a.shape[2:]), t)
         return merge(jax.lax.map(run_block, split(lane_args)))
 
-    if n_devices == 1:
-        return program
+    return program
 
+
+def _sharded(program: Callable, n_devices: int, n_lane_args: int) -> Callable:
+    """`program` with its lane arguments split over n_devices, the rest replicated."""
     def sharded(*args):
         n_shared = len(args) - n_lane_args
         specs = (PartitionSpec(AXIS),) * n_lane_args + (PartitionSpec(),) * n_shared
