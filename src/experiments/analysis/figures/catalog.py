@@ -9,6 +9,7 @@ from typing import Callable
 from experiments.store.results import atomic_write_bytes
 
 from experiments.analysis.figures import attn as figures_attn
+from experiments.analysis.figures import instability as figures_instability
 from experiments.analysis.figures import lr as figures_lr
 from experiments.analysis.figures import profile as figures_profile
 from experiments.analysis.figures import train as figures_train
@@ -18,7 +19,7 @@ from experiments.analysis.figures import style
 
 @dataclass(frozen=True)
 class FigureSpec:
-    key: str  # file stem (learning curves, steps survival and lr accuracy add _<task>_<optimizer>)
+    key: str  # file stem (learning curves, steps survival, lr accuracy, largest logit add _<task>_<optimizer>)
     title: str
     build: Callable  # Results -> [(name, Figure)]; raises style.Skip when data are missing
 
@@ -40,6 +41,8 @@ FIGURES = [
                figures_lr.lr_accuracy),
     FigureSpec("optimal_lr", "11. Optimal learning rate vs d_k, with the fitted slope", figures_lr.optimal_lr),
     FigureSpec("lr_sensitivity", "12. LR sensitivity vs d_k (Wortsman et al. 2023)", figures_lr.lr_sensitivity),
+    FigureSpec("largest_logit", "13. Largest |attention logit| through training, per variant and d_k "
+               "(the instability of Wortsman et al. 2023)", figures_instability.largest_logit),
 ]
 
 

@@ -1,5 +1,6 @@
 """The d_k profile figure: one panel per (task, optimizer), the paired Δ AUC of each pair of
-variants against d_k with its 95% interval, the declared alike margin as a band, and the
+variants against d_k with its 95% interval, the cell's declared alike margin as a band (its task's
+own where conf/analysis.yaml declares one), and the
 crossover d* of additive − unscaled with its interval. The numbers are the quality section's
 (verdicts.quality_profile, verdicts.quality_rules)."""
 
@@ -20,21 +21,24 @@ from experiments.analysis.verdicts import quality_rules
 def profile(res):
     if res.summary is None:
         raise Skip("no summary.parquet")
-    margin, fraction = qp.declared(res)
+    fraction = qp.declared(res)[1]
     conds = load.conditions(res.summary)
+    margins = {cond: qp.margin_of(res, cond[0]) for cond in conds}
+    shared = len(set(margins.values())) == 1  # else each panel names its own
     cols = min(2, len(conds))
     rows = math.ceil(len(conds) / cols)
     fig, axes = style.new_figure(rows, cols, width=5.0, height=3.4)
     for i, cond in enumerate(conds):
         ax = axes[i // cols][i % cols]
         p = qp.cell_profile(load.at_condition(res.summary, cond), res.history, fraction)
-        _panel(ax, p, margin)
-        ax.set_title(f"{cond[0]}, {cond[1]}")
+        _panel(ax, p, margins[cond])
+        ax.set_title(f"{cond[0]}, {cond[1]}" + ("" if shared else f" (margin ±{margins[cond]:g})"))
     for i in range(len(conds), rows * cols):
         axes[i // cols][i % cols].set_visible(False)
     style.legend(axes[0][cols - 1])
+    band = f"margin ±{margins[conds[0]]:g}" if shared else "margin of each cell"
     style.suptitle(fig, f"Paired Δ accuracy AUC at each variant's best lr, 95% interval; grey band: alike "
-                        f"margin ±{margin:g}; dotted: d* of additive − unscaled with its interval")
+                        f"{band}; dotted: d* of additive − unscaled with its interval")
     return [("profile", fig)]
 
 

@@ -20,6 +20,7 @@ from experiments.analysis.tables import load
 from experiments.analysis.figures import style
 from experiments.analysis.render import every_variant as ev
 from experiments.analysis.render import quick_look
+from experiments.analysis.render import transfer
 from experiments.analysis.render.dashboard_js import CSS, JS
 from experiments.analysis.figures.catalog import Rendered
 from experiments.analysis.render.answer import answer_lines
@@ -135,14 +136,20 @@ def every_variant_html(sections: list[Section]) -> str:
 
 
 def answer_html(sections: list[Section]) -> str:
-    """The answer sentences of render.answer as a list ('' where there are none); a cell's
+    """The answer sentences of render.answer as a list ('' where there are none), then whether they
+    hold on text (render.transfer: its sentence, and its table where a text cell was run); a cell's
     **name** becomes bold, everything else is escaped."""
     lines = answer_lines(sections)
     if not lines:
         return ""
+    side = transfer.of(sections)
+    lines += [transfer.sentence(side)] if side else []
     items = "".join("<li>" + re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", html.escape(line)) + "</li>"
                     for line in lines)
-    return f"<h2>The answer</h2><ul>{items}</ul>"
+    table = transfer.table(side) if side else None
+    beside = ("" if table is None else f"<div id='side-by-side'><p class='caption'><em>{transfer.TITLE}.</em> "
+              f"{html.escape(transfer.CAPTION)}</p>{table.to_html(index=False, border=0, classes='ql')}</div>")
+    return f"<h2>The answer</h2><ul>{items}</ul>{beside}"
 
 
 def first_screen(res: load.Results, sections: list[Section], rendered: list[Rendered], answer: str = "") -> str:

@@ -10,6 +10,7 @@ import pandas as pd
 
 from experiments.analysis.lr import select as lr_select
 from experiments.analysis.stats.intervals import fmt_ci
+from experiments.analysis.tables import text
 from experiments.analysis.verdicts.every_variant import ConditionVariants, Steps, VariantRow
 from experiments.analysis.render.clauses import d_k_list, delta_text
 
@@ -26,7 +27,8 @@ def cells(sections) -> list[ConditionVariants]:
 
 
 def caption(c: ConditionVariants) -> str:
-    return (f"{c.task}, {c.optimizer}: accuracy AUC, test accuracy and steps to threshold [95% CI over seeds]; "
+    bits = ", validation and test bits per character at the end of training" if c.baselines is not None else ""
+    return (f"{c.task}, {c.optimizer}: accuracy AUC, test accuracy{bits} and steps to threshold [95% CI over seeds]; "
             f"Δ AUC = the variant − {c.reference}, seed by seed; steps: the mean of min(steps, τ), τ the "
             "shortest budget (the Kaplan-Meier restricted mean), with the seeds that reached the threshold; "
             "learned: seed-mean AUC at or above section 4's bar")
@@ -49,10 +51,12 @@ def _delta(r: VariantRow, c: ConditionVariants) -> str:
 
 
 def _row(r: VariantRow, c: ConditionVariants) -> dict:
+    bits = ({"val bits/char": fmt_ci(r.val_bpc, 3), "test bits/char": fmt_ci(r.test_bpc, 3)}
+            if c.baselines is not None else {})
     return {"variant": r.variant, "d_k": r.d_k, "lr": lr_select.lr_text(r.lr, r.edge), "seeds": r.seeds,
             "learned": "yes" if r.learned else "did not learn", "accuracy AUC": fmt_ci(r.auc, 3),
             f"Δ AUC − {c.reference}": _delta(r, c),
-            "test accuracy": fmt_ci(r.test_accuracy, 3), "steps to threshold (reached)": _steps(r.steps),
+            "test accuracy": fmt_ci(r.test_accuracy, 3), **bits, "steps to threshold (reached)": _steps(r.steps),
             "KM median steps": _median(r.steps),
             "diverged": r.diverged}
 
@@ -61,9 +65,21 @@ def table(c: ConditionVariants) -> pd.DataFrame:
     return pd.DataFrame([_row(r, c) for r in c.rows])
 
 
+def baseline_words(b: text.Baselines | text.NoBaselines) -> str:
+    """A text cell's yardsticks in words: what a model that ignores the context scores."""
+    if isinstance(b, text.NoBaselines):
+        return f"baselines not computed: {b.value}"
+    splits = "; ".join(f"{name} plays ({', '.join(b.plays[split])}): unigram {b.unigram[split]:.3f}, bigram "
+                       f"{b.bigram[split]:.3f}" for split, name in (("val", "validation"), ("test", "test")))
+    return (f"without attention (bits per character, counted on the training plays): uniform {b.uniform:.3f}; "
+            f"{splits}")
+
+
 def notes(c: ConditionVariants) -> list[str]:
-    """The reference variant's absence, and each set of d_ks some variants were never run at."""
-    out = [] if c.has_reference else [
+    """The reference variant's absence, each set of d_ks some variants were never run at, and a text
+    task's baselines."""
+    out = [] if c.baselines is None else [baseline_words(c.baselines)]
+    out += [] if c.has_reference else [
         f"the reference variant, {c.reference}, has no runs in {c.task}/{c.optimizer}: no paired Δ"]
     alike: dict[tuple[int, ...], list[str]] = {}
     for v, d_ks in c.never_run.items():

@@ -1,4 +1,5 @@
-"""Sub-claim 4's tables in words: the d_k profile with its marks, the measured rows per d_k, the
+"""Sub-claim 4's tables in words: the d_k profile with its marks (each cell at its own margin), the
+measured rows per d_k, a text cell's bits per character beside its baselines, the
 optimism of the selection seeds, the lr views and Britz et al.'s published numbers."""
 
 from __future__ import annotations
@@ -8,8 +9,11 @@ import math
 import pandas as pd
 
 from experiments.analysis.lr import select as lr_select
+from experiments.analysis.lr import views as lr_views
+from experiments.analysis.render import every_variant
 from experiments.analysis.render.clauses import delta_text
 from experiments.analysis.stats.intervals import fmt_ci
+from experiments.analysis.tables import load
 from experiments.analysis.verdicts import quality_profile as qp
 from experiments.analysis.verdicts import quality_rules
 from experiments.analysis.verdicts.section import Section, Table
@@ -37,15 +41,27 @@ CAPTIONS = {
 }
 
 
-def profile_caption(margin: float) -> str:
+def margin_text(margins: dict) -> tuple[str, str]:
+    """(the margin as the profile's caption and headers write it, its key): the number where every
+    cell has the same, else 'm' and which m each cell declared (a task's own: tasks.<task>.alike_margin)."""
+    values = sorted(set(margins.values()))
+    if len(values) == 1:
+        return f"{values[0]:g}", ""
+    each = ", ".join(f"{lr_views.label(c)} {m:g}" for c, m in margins.items())
+    return "m", f"; m = the cell's declared alike margin: {each}"
+
+
+def profile_caption(margins: dict) -> str:
     """The profile table's legend: the interval shown, and the one-sided tests behind its marks."""
     alpha = quality_rules.ALPHA
+    m, key = margin_text(margins)
     return (f"The d_k profile: paired Δ AUC at each variant's best lr [two-sided 95% t-interval over seeds]. "
             f"The marks are one-sided tests, not the interval, so a marked Δ's interval may reach 0: "
             f"ahead = the step-down from the largest d_k (one-sided t-tests at {alpha:g}, family-wise "
-            f"{alpha:g}, null 0), the test behind the answer's \"from d_k = … on\"; ahead by > {margin:g} = the "
-            f"same step-down with null {margin:g} (scaled − unscaled); alike = TOST within ±{margin:g} (two "
-            f"one-sided tests at {alpha:g}); TOST power = probability of 'alike' if truly equal, at the paired sd")
+            f"{alpha:g}, null 0), the test behind the answer's \"from d_k = … on\"; ahead by > {m} = the "
+            f"same step-down with null {m} (scaled − unscaled); alike = TOST within ±{m} (two "
+            f"one-sided tests at {alpha:g}); TOST power = probability of 'alike' if truly equal, at the paired sd"
+            + key)
 
 
 def _pct(x: float) -> str:
@@ -61,11 +77,12 @@ def pair_text(at: qp.PairAt, margin: float) -> str:
     return text + "".join(f" {marks[m]}" for m in at.marks)
 
 
-def profile_row(row: qp.ProfileRow, margin: float) -> dict:
+def profile_row(row: qp.ProfileRow, margin: float, header: str | None = None) -> dict:
+    """One d_k of the profile; `header`: the margin as the TOST power column names it (margin_text)."""
     out = {"d_k": row.d_k, "scaled learned": "yes" if row.entered else SCALED_OUT[row.out]}
     for pair, at in row.pairs.items():
         if at.tost_power is not None:
-            out[f"TOST power ±{margin:g}"] = _pct(at.tost_power)
+            out[f"TOST power ±{header or f'{margin:g}'}"] = _pct(at.tost_power)
         out[qp.pair_name(pair)] = pair_text(at, margin)
     return out
 
@@ -111,12 +128,27 @@ def optimism_table(gain: pd.DataFrame) -> pd.DataFrame:
                                                               zip(gain["n_selection"], gain["n_confirmation"])]})
 
 
+def bits_caption(t: Table) -> str:
+    return (f"{t.at['task']}, {t.at['optimizer']}: validation bits per character at the end of training, each "
+            f"variant at its chosen rate [95% CI over seeds] (test bits: Every variant); "
+            + every_variant.baseline_words(t.at["baselines"]))
+
+
+def bits_frame(t: Table) -> pd.DataFrame:
+    variants = load.variant_order({v for r in t.rows for v in r["bits"]})
+    return pd.DataFrame([{"d_k": r["d_k"], **{v: fmt_ci(r["bits"][v], 3) if v in r["bits"] else "—"
+                                             for v in variants}} for r in t.rows])
+
+
 def table(t: Table) -> tuple[str, pd.DataFrame]:
     """(caption, table) of one of sub-claim 4's tables."""
+    if t.kind == "bits":
+        return bits_caption(t), bits_frame(t)
     if t.kind == "profile":
-        rows = [{"task": r["task"], "optimizer": r["optimizer"], **profile_row(r["row"], t.at["margin"])}
+        header = margin_text(t.at["margins"])[0]
+        rows = [{"task": r["task"], "optimizer": r["optimizer"], **profile_row(r["row"], r["margin"], header)}
                 for r in t.rows]
-        return profile_caption(t.at["margin"]), _ordered(pd.DataFrame(rows))
+        return profile_caption(t.at["margins"]), _ordered(pd.DataFrame(rows))
     if t.kind == "quality":
         return CAPTIONS["quality"], pd.DataFrame([quality_row(r) for r in t.rows])
     if t.kind == "optimism":

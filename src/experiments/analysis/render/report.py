@@ -17,6 +17,7 @@ from experiments.analysis.tables import diverged
 from experiments.analysis.render import conditions as conds
 from experiments.analysis.render import every_variant as ev
 from experiments.analysis.render import quick_look
+from experiments.analysis.render import transfer
 from experiments.analysis.render.answer import answer_lines
 from experiments.analysis.render.clauses import INTERVALS
 from experiments.analysis.render.words import claim, headline, notes, reason, rule, rule_brief, tables, verdict_words
@@ -27,10 +28,10 @@ FIGURE_NEEDS = {  # figure stem -> the table it is drawn from (the link is writt
     "saturation": ("history", "probe"), "gradients": ("history", "probe"), "quality": ("summary",),
     "learning_curves": ("history",), "steps_survival": ("summary",), "cost": ("cost",),
     "logit_growth": ("history",), "lr_accuracy": ("summary",), "optimal_lr": ("summary",),
-    "lr_sensitivity": ("summary",), "profile": ("summary",),
+    "lr_sensitivity": ("summary",), "profile": ("summary",), "largest_logit": ("history",),
 }
 PER_CONDITION = {"learning_curves": ("history", "learning curves"), "steps_survival": ("summary", "steps survival"),
-                 "lr_accuracy": ("summary", "accuracy vs lr")}
+                 "lr_accuracy": ("summary", "accuracy vs lr"), "largest_logit": ("history", "largest attention logit")}
 LR_FIGURES = {"lr_accuracy", "optimal_lr", "lr_sensitivity"}  # drawn only where a cell has an lr grid
 CLAIM = Path(__file__).resolve().parents[4] / "docs" / "CLAIM.md"
 CLAIM_ANCHORS = {"variance": "1-variance-of-the-logits", "saturation": "2-saturation",
@@ -119,12 +120,18 @@ def quick_look_md(res: load.Results) -> list[str]:
 
 
 def answer_md(res: load.Results, sections: list[Section]) -> list[str]:
-    """"## The answer": per (task, optimizer), the plain sentences of render.answer, and the
+    """"## The answer": per (task, optimizer), the plain sentences of render.answer, whether they
+    hold on text (render.transfer: its sentence, and its table where a text cell was run), and the
     profile figure; nothing where no section carries an answer."""
     lines = answer_lines(sections)
     if not lines or quick_look.wanted(res):  # too few seeds: the quick look opens the report instead
         return []
-    return ["## The answer", "\n".join(f"- {line}" for line in lines), *figure_links(res, ["profile"])]
+    side = transfer.of(sections)
+    lines += [transfer.sentence(side)] if side else []
+    table = transfer.table(side) if side else None
+    return ["## The answer", "\n".join(f"- {line}" for line in lines),
+            *([f"*{transfer.TITLE}.* {transfer.CAPTION}", md_table(table)] if table is not None else []),
+            *figure_links(res, ["profile"])]
 
 
 def render(res: load.Results, sections: list[Section], answer: str | None = None) -> str:

@@ -27,6 +27,7 @@ from experiments.analysis.verdicts.rules import UNSEEN, Answer, Band, Part, Side
 from experiments.analysis.verdicts.section import Lacks, Section, Table, all_slopes, mean_at, no_data, runs_of, slope_ci
 from experiments.analysis.verdicts.at_init import TOL_SLOPE
 
+FIGURES = ["logit_growth", "largest_logit"]  # the trained logit scale, and the largest logit through training
 SATURATED = 0.5  # scaled's saturated share at the end above this: the task sets the logit scale
 JUDGED = ("scaled", "unscaled") + load.EXTRA_VARIANTS
 NAME = "Extra variants (muP, QK-LayerNorm, cosine, scalable softmax)"
@@ -98,7 +99,7 @@ def _rows(init: pd.DataFrame, end: pd.DataFrame, summ, s_end: dict, s_init: dict
 def extra(res: load.Results) -> Section:
     res = res.for_width()
     if res.history is None or "logit_std" not in res.history:
-        return no_data("extra", "6", NAME, ["logit_growth"], Lacks.HISTORY)
+        return no_data("extra", "6", NAME, FIGURES, Lacks.HISTORY)
     width, run_ids, d_models = _width_runs(res)
     hist = load.at_condition(res.history, res.primary)
     if run_ids is not None:
@@ -112,6 +113,6 @@ def extra(res: load.Results) -> Section:
     parts = mup_rule(s_end)
     blind = blind_spots(width, d_models, mean_at(end, "saturation", "scaled", d_max), parts)
     table = Table("extra", _rows(init, end, summ, s_end, s_init, d_max), {"d_max": d_max})
-    return Section("extra", "6", NAME, ["logit_growth"], mup_verdict(parts, blind),
+    return Section("extra", "6", NAME, FIGURES, mup_verdict(parts, blind),
                    (runs_of(res.summary, res.primary, run_ids),), [table], 0 if blind else fewest(parts),
                    parts, detail=tuple(blind))

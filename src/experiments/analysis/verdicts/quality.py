@@ -22,6 +22,7 @@ from experiments.analysis.stats import profile
 from experiments.analysis.verdicts import every_variant
 from experiments.analysis.verdicts import quality_profile as qp
 from experiments.analysis.verdicts import quality_rules
+from experiments.analysis.verdicts import transfer
 from experiments.analysis.tables import diverged
 from experiments.analysis.verdicts.rules import FAILS, FEW, HOLDS, UNMEASURED, UNSURE, Part, Verdict, fewest, verdict_of
 from experiments.analysis.stats.survival import kaplan_meier, restricted_diff
@@ -72,13 +73,15 @@ class Edge:
 
 @dataclass(frozen=True)
 class QualityReading:
-    """Sub-claim 4 beyond its cells: the primary condition, the declared margin, the best rates at
+    """Sub-claim 4 beyond its cells: the primary condition, the global declared margin (a cell's own,
+    where its task declares one, is Cell.margin), the best rates at
     a grid edge, which seeds chose and which were judged, and whether any cell has an lr grid."""
     primary: tuple[str, str] | None
     margin: float
     edges: tuple[Edge, ...]
     phases: tuple[qp.Phases, ...]
     has_grid: bool
+    side_by_side: transfer.Transfer | None = None  # the synthetic cells beside the text cell
 
 
 def overall(cells: list[tuple[Verdict, int]]) -> tuple[Verdict, int]:
@@ -174,15 +177,17 @@ def _cell(every: pd.DataFrame, history, fraction: float, margin: float, name: st
     return Cell(name, verdict_of(parts), parts, p, cross, fix_from, margin, view, lr_parts, n_div, grid)
 
 
-def _tables(s: pd.DataFrame, history, cells: list[Cell], margin: float) -> list[Table]:
-    """The profile and the measured rows per condition, the optimism of the selection seeds, the lr
-    views (where a cell has a grid), and Britz et al.'s published numbers."""
+def _tables(s: pd.DataFrame, history, cells: list[Cell]) -> list[Table]:
+    """The profile (each row at its cell's margin) and the measured rows per condition, the
+    optimism of the selection seeds, the lr views (where a cell has a grid), and Britz et al.'s
+    published numbers."""
     conds = load.conditions(s)
-    profile_rows = tuple({"task": c[0], "optimizer": c[1], "row": r}
-                         for c, cell in zip(conds, cells) for r in qp.profile_rows(cell.dk_profile, margin))
+    profile_rows = tuple({"task": c[0], "optimizer": c[1], "margin": cell.margin, "row": r}
+                         for c, cell in zip(conds, cells) for r in qp.profile_rows(cell.dk_profile, cell.margin))
     rows = tuple({"task": c[0], "optimizer": c[1], **r} for c in conds
                  for r in quality_cell(load.at_condition(s, c), history))
-    tables = [Table("profile", profile_rows, {"margin": margin}), Table("quality", rows)]
+    margins = {c: cell.margin for c, cell in zip(conds, cells)}
+    tables = [Table("profile", profile_rows, {"margins": margins}), Table("quality", rows)]
     gain = lr_select.optimism(lr_select.at_chosen(s, history))
     if len(gain):
         tables.append(Table("optimism", frame=gain))
@@ -191,6 +196,14 @@ def _tables(s: pd.DataFrame, history, cells: list[Cell], margin: float) -> list[
                    Table("drift", frame=lr_views.drift_table(s, history)),
                    Table("sensitivity", frame=lr_views.sensitivity_table(s, history))]
     return tables + [Table("britz")]
+
+
+def bits_table(c: every_variant.ConditionVariants) -> Table:
+    """A text condition's validation bits per character per d_k, each variant at its chosen rate,
+    with the baselines of its plays (tables.text)."""
+    d_ks = sorted({r.d_k for r in c.rows})
+    rows = tuple({"d_k": d, "bits": {r.variant: r.val_bpc for r in c.rows if r.d_k == d}} for d in d_ks)
+    return Table("bits", rows, {"task": c.task, "optimizer": c.optimizer, "baselines": c.baselines})
 
 
 def _edges(s: pd.DataFrame, history) -> tuple[Edge, ...]:
@@ -208,11 +221,15 @@ def quality(res: load.Results) -> Section:
     cells, variants = [], []
     for cond in load.conditions(s):
         every = load.at_condition(s, cond)
-        cells.append(_cell(every, res.history, fraction, margin, lr_views.label(cond)))
+        cells.append(_cell(every, res.history, fraction, qp.margin_of(res, cond[0]), lr_views.label(cond)))
         variants.append(every_variant.condition(every, res.history, reference, fraction))
+    sides = [transfer.side_of(c, *cond) for c, cond in zip(cells, load.conditions(s))]
     detail = QualityReading(res.primary, margin, _edges(s, res.history),
-                            tuple(qp.phases(s, lr_select.at_chosen(s, res.history))), lr_select.has_grid(s))
+                            tuple(qp.phases(s, lr_select.at_chosen(s, res.history))), lr_select.has_grid(s),
+                            transfer.transfer(sides))
     verdict, seeds = overall([(c.verdict, c.seeds) for c in cells])
+    bits = [bits_table(c) for c in variants if c.baselines is not None]
+    tables = _tables(s, res.history, cells)
     return Section("quality", "4", NAME, FIGURES, verdict, tuple(runs_of(s, c) for c in load.conditions(s)),
-                   _tables(s, res.history, cells, margin), seeds, [p for c in cells for p in c.parts], cells,
+                   tables[:2] + bits + tables[2:], seeds, [p for c in cells for p in c.parts], cells,
                    variants, detail=detail)

@@ -68,6 +68,13 @@ def declared(res: load.Results) -> tuple[float, float]:
             float(given.get("learned_fraction", LEARNED_FRACTION)))
 
 
+def margin_of(res: load.Results, task: str) -> float:
+    """The alike margin of a (task, optimizer) cell: the task's own where conf/analysis.yaml
+    declares one (tasks.<task>.alike_margin), else the global one."""
+    own = ((getattr(res, "declared", None) or {}).get("tasks") or {}).get(task) or {}
+    return float(own["alike_margin"]) if own.get("alike_margin") is not None else declared(res)[0]
+
+
 def pair_name(pair: tuple[str, str]) -> str:
     return f"{pair[0]} − {pair[1]}"
 
