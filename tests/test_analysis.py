@@ -25,7 +25,8 @@ from experiments.app import analysis_cli
 
 FIGURES = {"profile", "logit_variance", "entropy", "saturation", "gradients", "quality", "cost", "logit_growth",
            "learning_curves_assoc-recall_adam", "learning_curves_mqar_sgd",
-           "steps_survival_assoc-recall_adam", "steps_survival_mqar_sgd"}
+           "steps_survival_assoc-recall_adam", "steps_survival_mqar_sgd",
+           "largest_logit_assoc-recall_adam", "largest_logit_mqar_sgd"}
 SECTIONS = ["variance", "saturation", "jacobian", "gradients", "quality", "cost", "extra"]
 VERDICT = re.compile(r"^\*\*Verdict: (holds|does not hold|not observed in this setting|not measured"
                      r"|inconclusive(?: \(too few seeds: n = \d+ < \d+\))?)\.\*\*", re.M)
