@@ -20,6 +20,7 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 from test_wandb_mirror import read_offline_run
 
+from experiments import collect
 from experiments.app import config  # registers the schemas
 from experiments.app.errors import CONF_DIR
 from experiments.app.preflight import check_jobs
@@ -47,8 +48,8 @@ def _shared_tmp(tmp_path_factory) -> Path:
 def launch(shared: Path, name: str, *args: str) -> dict:
     """Run the tiny sweep with `args` in a fresh cwd, then collect; once per session.
 
-    The xdist workers share the outcome, so each launch costs one train and
-    one collect subprocess however the tests are distributed."""
+    The xdist workers share the outcome, so each launch costs one train
+    subprocess however the tests are distributed."""
     cwd = shared / name
     results = cwd / "results"
     with open(shared / f"{name}.lock", "w") as lock:
@@ -59,11 +60,12 @@ def launch(shared: Path, name: str, *args: str) -> dict:
                    # compiled once (basic, launched first), loaded by every other job
                    "JAX_COMPILATION_CACHE_DIR": str(shared / "jax_cache"),
                    "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0"}
-            for command in (["experiments.train", *SWEEP, *args], ["experiments.collect"]):
-                proc = subprocess.run([sys.executable, "-m", *command, f"results_dir={results}"],
-                                      cwd=cwd, env=env, capture_output=True, text=True,
-                                      timeout=240)
-                assert proc.returncode == 0, proc.stderr[-3000:]
+            proc = subprocess.run([sys.executable, "-m", "experiments.train", *SWEEP, *args,
+                                   f"results_dir={results}"], cwd=cwd, env=env, capture_output=True,
+                                  text=True, timeout=240)
+            assert proc.returncode == 0, proc.stderr[-3000:]
+            # collected in this process (test_train_e2e starts the collect command itself)
+            collect.run(OmegaConf.create({"results_dir": str(results), "keep_tabled": None}))
             (shared / f"{name}.done").touch()
     return {"cwd": cwd, "results": results,
             "summary": pd.read_parquet(results / "summary.parquet"),
