@@ -1,13 +1,13 @@
-"""Synthetic retrieval tasks: pure functions of (config, rng) -> Batch.
+"""The tasks (synthetic retrieval, and text): pure functions of (config, rng) -> Batch.
 
     spec = get_task("mqar")
     cfg = spec.config_cls()
     val = fixed_set(spec, cfg, seed=0, split="val", n_examples=1024)
     batch = train_batch(spec, cfg, seed=0, step=step, batch_size=64)
 
-A task is one module of this package that defines `SPEC = TaskSpec(...)`, plus
-conf/task/<name>.yaml (docs/EXTENDING.md): every module here is imported and
-each SPEC found joins TASKS. See common.py for the batch contract and the key
+A task is one module of this package that defines `SPEC = TaskSpec(...)`, and
+optionally conf/task/<name>.yaml (docs/EXTENDING.md): every module here is
+imported and each SPEC found joins TASKS. See common.py for the batch contract and the key
 streams. The lowest layer of experiments: it may import only `attention`.
 """
 import importlib
