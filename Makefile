@@ -1,6 +1,5 @@
 # The README's two commands: `make run` (the main job) and `make test` (the full suite, as CI
 # runs it); `make test-quick` is the fast tier for the edit loop (the tests not marked slow).
-# --dist loadgroup: a module's tests that share a module fixture run on one worker (tests/conftest.py).
 # Each bootstraps .venv/ on first use and reuses it afterwards.
 PYTHON ?= python3
 VENV := .venv
@@ -22,10 +21,10 @@ run: $(STAMP)
 	$(BIN)/python scripts/main_job.py results_dir=$(RESULTS)
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --dist loadgroup --durations=25 tests
+	$(BIN)/python -m pytest -n 2 --durations=25 tests
 
 test-quick: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --dist loadgroup -m "not slow" --durations=10 tests
+	$(BIN)/python -m pytest -n 2 -m "not slow" --durations=10 tests
 
 clean:
 	rm -rf $(VENV) .pytest_cache

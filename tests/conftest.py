@@ -52,26 +52,11 @@ SLOW = ("test_analysis.py", "test_lr_study.py", "test_probe.py", "test_figures.p
         "test_lr_theory.py::test_one_adam_step")
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(config, items):
     for item in items:
         case = getattr(item, "callspec", None) and item.callspec.params.get("case")
         if item.nodeid.removeprefix("tests/").startswith(SLOW) or getattr(case, "subprocess", False):
             item.add_marker(pytest.mark.slow)  # a bad-input case run as a command is slow too
-        if _uses_own_module_fixture(item):
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
-    # the slow tests first: under --dist loadgroup (make test) the module groups go out first, then
-    # the single tests in this order, so that the quick ones fill the end of both workers' time
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
-
-
-def _uses_own_module_fixture(item) -> bool:
-    """Whether the test takes a module-scoped fixture of its own module (a trained sweep, a
-    copied project): under --dist loadgroup the module's tests that share it go to one worker
-    together, so that it is built once, not once per worker."""
-    module = item.nodeid.split("::")[0]
-    return any(defs[-1].scope == "module" and defs[-1].baseid == module
-               for defs in item._fixtureinfo.name2fixturedefs.values())
 
 
 def pytest_unconfigure(config):
