@@ -255,10 +255,10 @@ def summarize(result: RunResult, threshold: float, budget_steps: list[int] | Non
         "test_accuracy": result.test_accuracy,
         "final_val_accuracy": acc[-1] if acc else None,
         "test_loss": result.test_loss,
-        "final_val_loss": result.rows[-1]["loss"] if result.rows else None,
+        "final_val_loss": result.rows[-1].get("loss") if result.rows else None,
         # the cross-entropy in bits: per character on text (charlm), per query elsewhere
         "test_bpc": _bits(result.test_loss),
-        "final_val_bpc": _bits(result.rows[-1]["loss"]) if result.rows else None,
+        "final_val_bpc": _bits(result.rows[-1].get("loss")) if result.rows else None,
         "steps_to_threshold": reached[0] if reached else None,
         "accuracy_auc": float(np.mean(acc)) if acc else None,
         "compile_time_s": result.compile_time_s,
