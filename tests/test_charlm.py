@@ -158,3 +158,20 @@ def test_the_summary_gives_the_losses_in_bits():
     got = summarize(RunResult(rows=rows, test_accuracy=0.31, test_loss=math.log(8)), threshold=0.9)
     assert got["final_val_loss"] == 2.0 and got["final_val_bpc"] == pytest.approx(2 / math.log(2))
     assert got["test_loss"] == math.log(8) and got["test_bpc"] == pytest.approx(3.0)
+
+
+def test_a_declared_threshold_is_counted_from_the_curves():
+    """tasks.<task>.threshold in conf/analysis.yaml restates steps to threshold for that task's
+    runs from their histories; other tasks keep what they trained with."""
+    import pandas as pd
+
+    from experiments.analysis.tables import steps_to
+
+    history = pd.DataFrame({"run_id": ["a"] * 3 + ["b"] * 3 + ["c"] * 2, "step": [0, 50, 100] * 2 + [0, 50],
+                            "task": ["charlm"] * 6 + ["mqar"] * 2,
+                            "accuracy": [0.1, 0.33, 0.2, 0.1, 0.2, 0.3, 0.5, 0.95]})
+    summary = pd.DataFrame({"run_id": ["a", "b", "c"], "task": ["charlm", "charlm", "mqar"],
+                            "steps_to_threshold": [None, None, 50.0], "threshold": [0.385, 0.385, 0.9]})
+    got = steps_to.restated(summary, history, "charlm", 0.325).set_index("run_id")
+    assert got.loc["a", "steps_to_threshold"] == 50 and np.isnan(got.loc["b", "steps_to_threshold"])
+    assert got.loc["c", "steps_to_threshold"] == 50 and got["threshold"].tolist() == [0.325, 0.325, 0.9]

@@ -26,7 +26,7 @@ from omegaconf import OmegaConf
 
 from attention.checks import check
 from experiments.analysis import results as analysis_results
-from experiments.analysis.tables import load
+from experiments.analysis.tables import load, steps_to
 from experiments.analysis.verdicts.every_variant import REFERENCE
 from experiments.analysis.verdicts.quality_profile import ALIKE_MARGIN, LEARNED_FRACTION
 from experiments.store.collect import RECORDED, run_folders
@@ -41,7 +41,7 @@ class TaskDeclaration:
     # accuracy is recorded per evaluation for every task, so it is the one a task may declare
     primary_metric: str = "accuracy"
     alike_margin: Optional[float] = None  # None: the global alike_margin
-    threshold: Optional[float] = None  # "steps to": the runs' train.threshold must equal it
+    threshold: Optional[float] = None  # "steps to", counted from the runs' curves (tables.steps_to)
 
 
 PRIMARY_METRICS = ("accuracy",)
@@ -172,24 +172,24 @@ def load_configured(cfg: AnalysisConfig) -> load.Results:
     """The results folder's tables with the primary condition the config names."""
     res = analysis_results.load_results(cfg.results_dir, cfg.primary_optimizer, cfg.primary_task,
                                         cfg.confirm_seeds_from)
-    check_thresholds(res.summary, cfg.tasks)
+    res = restate_thresholds(res, cfg.tasks)
     return dataclasses.replace(res, declared={"alike_margin": cfg.alike_margin,
                                               "learned_fraction": cfg.learned_fraction,
                                               "reference_variant": cfg.reference_variant,
                                               "tasks": {k: dataclasses.asdict(v) for k, v in cfg.tasks.items()}})
 
 
-def check_thresholds(summary, tasks: dict[str, TaskDeclaration]) -> None:
-    """A declared "steps to" threshold is the one the task's runs trained with (their
-    steps_to_threshold are counted at train.threshold)."""
-    if summary is None or "threshold" not in summary:
-        return
+def restate_thresholds(res: load.Results, tasks: dict[str, TaskDeclaration]) -> load.Results:
+    """The runs of each task with a declared "steps to" threshold, counted at it from their
+    recorded curves (tables.steps_to), whatever train.threshold they trained with."""
+    history = res.history_all if res.history_all is not None else res.history
+    summary = res.summary
+    if summary is None or history is None:
+        return res
     for name, decl in tasks.items():
-        trained = sorted(summary.loc[summary["task"] == name, "threshold"].dropna().unique())
-        if decl.threshold is not None and trained and trained != [decl.threshold]:
-            raise ConfigError(f"tasks.{name}.threshold: declared {decl.threshold:g}, but the runs of "
-                              f"{name} trained with train.threshold {', '.join(f'{t:g}' for t in trained)}; "
-                              "declare the one they trained with, or retrain them at it")
+        if decl.threshold is not None:
+            summary = steps_to.restated(summary, history, name, decl.threshold)
+    return dataclasses.replace(res, summary=summary)
 
 
 def entry(name: str, task: Callable[[load.Results], None], argv: Sequence[str] | None = None) -> int:
