@@ -22,7 +22,7 @@ def blind_spot(b: BlindSpot) -> str:
     if b.why is Blind.FIXED_WIDTH:
         return (f"the width is fixed (model.d_model = {b.d_models} at every d_k), so d_k grows inside "
                 "a model of constant width; muP's prediction is about d_k growing with the width "
-                "(model.width=proportional; microsoft/mup issue 17)")
+                "(model.width=proportional; muP's authors, github.com/microsoft/mup thread #17)")
     if b.why is Blind.SATURATED:
         return (f"the task saturates attention: at the largest d_k {num(100 * b.share, 2)}% of "
                 "scaled's rows end one-hot (max weight > 0.99), so the trained logit scale is set by "

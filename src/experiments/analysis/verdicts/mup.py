@@ -3,7 +3,7 @@
 muP (Yang et al. 2022) predicts that after training q and k are correlated,
 so q.k grows like d: the trained logit scale grows with d_k under 1/√d_k and
 stays flat under 1/d_k. That is a statement about width scaling, d_k growing
-with the model; at a fixed width 1/√d_head is fine (microsoft/mup issue 17).
+with the model; at a fixed width 1/√d_head is fine (muP's authors, github.com/microsoft/mup thread #17).
 So the section first asks whether the runs can show it at all: the width
 must grow with d_k (model.width=proportional), the task must not saturate
 attention (a task whose solution is one-hot sets the logit scale itself), and
