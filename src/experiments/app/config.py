@@ -265,3 +265,4 @@ def validate_prune(p, key: str) -> None:
     check(math.isfinite(p.slack) and p.slack >= 0, f"{key}.slack", "must be a finite number >= 0", p.slack)
     check(p.window >= 1, f"{key}.window", "must be >= 1", p.window)
     check(p.keep_below >= 0, f"{key}.keep_below", "must be >= 0", p.keep_below)
+    check(p.spare_seeds >= 0, f"{key}.spare_seeds", "must be >= 0", p.spare_seeds)

@@ -61,6 +61,7 @@ class Ledger:
 
     def __init__(self, lanes: list[Lane]):
         self.rates = [lane.lr for lane in lanes]
+        self.seeds = [lane.seed for lane in lanes]
         self.states = [LaneState.RUNNING] * len(lanes)
         self.stopped_at: list[int | None] = [None] * len(lanes)
         self.rows: list[list[dict]] = [[] for _ in lanes]
@@ -77,20 +78,23 @@ class Ledger:
 @dataclass
 class Pruning:
     """train.prune over one group: its rule, the evaluations of the whole
-    budget, and the rates it has stopped (training.prune)."""
+    budget, the seeds it never stops and the rates it has stopped (training.prune)."""
     rule: prune.PruneRule
     n_evals: int
+    spared: range = range(0)
     stopped_rates: set[float] = field(default_factory=set)
 
     @classmethod
-    def of(cls, train_cfg) -> Pruning:
-        return cls(prune.rule_of(train_cfg), len(eval_steps(train_cfg)))
+    def of(cls, cfg) -> Pruning:
+        rule = prune.rule_of(cfg.train)
+        return cls(rule, len(eval_steps(cfg.train)), prune.spared_seeds(cfg.seed, rule))
 
     def lanes_to_stop(self, ledger: Ledger, step: int) -> dict[int, int]:
-        """{lane: step} of the running lanes whose rate can no longer be the best."""
+        """{lane: step} of the running lanes whose rate can no longer be the best, but the spared."""
         stop = prune.lanes_to_stop([[row["accuracy"] for row in rows] for rows in ledger.rows], ledger.rates,
                                    [s is LaneState.DIVERGED for s in ledger.states], ledger.running(),
-                                   self.stopped_rates, self.n_evals, self.rule)
+                                   self.stopped_rates, self.n_evals, self.rule,
+                                   [seed in self.spared for seed in ledger.seeds])
         return dict.fromkeys(stop, step)
 
     def bound(self, rows: list[dict]) -> float:
@@ -120,7 +124,7 @@ def train_lanes(cfg: DictConfig, lanes: list[Lane],
     in `lanes` order.
     """
     order = lane_axis.dealt(len(lanes), devices_for(cfg, len(lanes)))
-    group, pruning = prepare(cfg, [lanes[i] for i in order], cache), Pruning.of(cfg.train)
+    group, pruning = prepare(cfg, [lanes[i] for i in order], cache), Pruning.of(cfg)
     start = time.perf_counter()
     ledger, state, final_params = _loop(cfg, group, pruning, lambda p, row: on_eval(order[p], row), on_steps)
     train_time = time.perf_counter() - start

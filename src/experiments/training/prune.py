@@ -25,6 +25,14 @@ its `high` is at least its `low`.
 A diverged lane's accuracy is unknown past its divergence: it enters at chance,
 here its accuracy at step 0 (lr_select's own stand-in where the task's chance
 is unknown), held over the whole budget.
+
+The lanes of a job's first `spare_seeds` seeds are never stopped: they train
+every rate to the budget, so that the optimum's drift with d_k can be read
+from whole curves (analysis.lr.whole) rather than from the rates that survived.
+They still count in their rate's bounds while the rate is in the running, as
+they would without the key; once a rate is out, no rate's decision reads it.
+So the other seeds' decisions, and their numbers, are those of a job without
+the key.
 """
 from __future__ import annotations
 
@@ -39,12 +47,14 @@ class PruneRule:
     """train.prune: `enabled`; no rate stops before `min_frac` of the budget's evaluations;
     `slack` and `window` as above; the `keep_below` rates just below the leader are never
     stopped (a rate that learns more slowly early can end higher: the early leader is
-    biased towards large rates). The values are those the replay chose on adam_mqar."""
+    biased towards large rates); the lanes of the job's first `spare_seeds` seeds (seed ..
+    seed + spare_seeds - 1) are never stopped. The values are those the replay chose on adam_mqar."""
     enabled: bool = False
     min_frac: float = 0.1
     slack: float = 0.15
     window: int = 4
     keep_below: int = 1
+    spare_seeds: int = 0
 
 
 def rule_of(train_cfg) -> PruneRule:
@@ -105,11 +115,13 @@ def lane_bound(acc: list[float], n_evals: int, rule: PruneRule) -> float:
 
 
 def lanes_to_stop(accs: list[list[float]], rates: list[float], diverged: list[bool], active: list[int],
-                  out: set[float], n_evals: int, rule: PruneRule) -> list[int]:
-    """The active lanes whose rate the rule stops at this evaluation (their rate joins `out`).
+                  out: set[float], n_evals: int, rule: PruneRule, spared: list[bool] | None = None) -> list[int]:
+    """The active lanes whose rate is out (stopped now or before; a rate stopped now joins
+    `out`), but for the spared lanes, which train on to the budget.
 
     accs[i]: lane i's validation accuracies so far (a lane that ended has fewer);
-    rates[i]: its learning rate; out: the rates stopped before (in place)."""
+    rates[i]: its learning rate; out: the rates stopped before (in place);
+    spared[i]: lane i is one of the job's first spare_seeds seeds (None: none is)."""
     if not rule.enabled:
         return []
     grid = sorted(set(rates))
@@ -123,4 +135,9 @@ def lanes_to_stop(accs: list[list[float]], rates: list[float], diverged: list[bo
         slot[r] += 1
     stop = to_stop(curves, np.array([r not in out for r in grid]), n_evals, rule)
     out.update(r for r, s in zip(grid, stop) if s)
-    return [i for i in active if rates[i] in out]
+    return [i for i in active if rates[i] in out and not (spared and spared[i])]
+
+
+def spared_seeds(first_seed: int, rule: PruneRule) -> range:
+    """The seeds whose lanes the rule never stops: the job's first `spare_seeds`."""
+    return range(first_seed, first_seed + rule.spare_seeds) if rule.enabled else range(0)
