@@ -79,7 +79,7 @@ def test_every_experiment_composes(experiment):
 
 @pytest.mark.parametrize("experiment, n_jobs", [  # jobs of n_seeds vmapped seeds each
     ("claim_quick", 15), ("claim_medium", 112), ("claim_full", 336), ("mup_width", 8),
-    ("quality", 84), ("quality_quick", 12), ("answer", 90), ("answer_wide", 18), ("answer_vector", 28),
+    ("quality", 84), ("quality_quick", 12), ("answer", 120), ("answer_wide", 30), ("answer_vector", 40),
     ("mqar_zoology", 9)])
 def test_preflight_counts_jobs(experiment, n_jobs):
     # validates every value of every swept key on the way

@@ -62,6 +62,9 @@ class Variant:
     color: str | None = None
     # range checks of its options: check(options) raises ValueError("attention.<key>: ...")
     check: Callable[[dict], None] | None = None
+    # query_init_scale(d_k) -> the factor on W_q's init (the model's query projection, not the
+    # variant's own parameters); None: W_q as the model's init draws it (training.inits)
+    query_init_scale: Callable[[int], float] | None = None
 
     @property
     def reassociable(self) -> bool:

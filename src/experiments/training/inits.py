@@ -15,6 +15,7 @@ import jax
 import jax.numpy as jnp
 
 from attention.checks import check
+from attention.registry import get_variant
 
 INITS = ("lecun_normal", "xavier", "torch_default")
 
@@ -34,6 +35,13 @@ def component_var(name: str, d_model: int, d_k: int) -> float:
     `none` (the query itself drawn iid N(0, 1)). The init's part of the logit-variance law,
     `instruments.theory.predicted_logit_var` (Var(q.k) = d_k p^2 for the bare dot product)."""
     return 1.0 if name == "none" else d_model * init_variance(name, d_model, d_k)
+
+
+def query_init_factor(variant: str, d_k: int) -> float:
+    """The factor on W_q's init that `variant` declares (Variant.query_init_scale: unscaled_init
+    shrinks it by 1/sqrt(d_k), so that its logits at init have scaled's law), 1 where none."""
+    scale = get_variant(variant).query_init_scale
+    return 1.0 if scale is None else float(scale(d_k))
 
 
 def init_projection(name: str, rng, fan_in: int, fan_out: int, dtype=jnp.float32):

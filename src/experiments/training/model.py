@@ -30,7 +30,7 @@ import jax.numpy as jnp
 
 import attention
 from experiments.training.blocks import causal_mask, feed_forward, layer_norm, ln_params, split_heads
-from experiments.training.inits import init_projection
+from experiments.training.inits import init_projection, query_init_factor
 from experiments.training.reassociate import bilinear_rows, reassociated_rows
 from experiments.training.spec import ModelSpec
 
@@ -55,7 +55,8 @@ def init_model(spec: ModelSpec, rng) -> dict:
         head_keys = jax.random.split(next(keys), h)
         layers.append({
             "ln": ln_params(dm),
-            "w_q": init_projection(spec.init, next(keys), dm, h * spec.d_k),
+            "w_q": query_init_factor(spec.attention, spec.d_k)
+            * init_projection(spec.init, next(keys), dm, h * spec.d_k),
             "w_k": init_projection(spec.init, next(keys), dm, h * spec.d_k),
             "w_v": init_projection(spec.init, next(keys), dm, h * spec.d_v),
             "w_o": init_projection(spec.init, next(keys), h * spec.d_v, dm),
