@@ -21,10 +21,10 @@ run: $(STAMP)
 	$(BIN)/python scripts/main_job.py results_dir=$(RESULTS)
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --dist loadfile --durations=25 tests
+	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=25 tests
 
 test-quick: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not slow" --durations=10 tests
+	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder -m "not slow" --durations=10 tests
 
 clean:
 	rm -rf $(VENV) .pytest_cache

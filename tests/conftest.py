@@ -52,11 +52,40 @@ SLOW = ("test_analysis.py", "test_lr_study.py", "test_probe.py", "test_figures.p
         "test_lr_theory.py::test_one_adam_step")
 
 
+# The modules that take longest (a worker's seconds, from make test's --durations), longest first.
+# make test hands out whole modules in collection order (--dist loadfile --no-loadscope-reorder):
+# the long ones go out first and the short ones fill both workers' last minutes, where xdist's own
+# order (most tests first) left the few-test, minute-long modules for the end, on one worker.
+LONGEST_FIRST = ("test_own_study.py", "test_bench.py", "test_interrupt.py", "test_train_e2e.py",
+                 "test_extending.py", "test_lanes.py", "test_analysis.py", "test_launchers.py",
+                 "test_dashboard_browser.py", "test_reassociate.py", "test_divergence.py", "test_prune.py",
+                 "test_data_faults.py", "test_figures.py", "test_quality_profile.py", "test_confirm.py",
+                 "test_seeds.py", "test_wandb_faults.py", "test_reports_fresh.py", "test_determinism.py",
+                 "test_data_safety.py", "test_bad_input.py", "test_bad_input_ranges.py")
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         case = getattr(item, "callspec", None) and item.callspec.params.get("case")
         if item.nodeid.removeprefix("tests/").startswith(SLOW) or getattr(case, "subprocess", False):
             item.add_marker(pytest.mark.slow)  # a bad-input case run as a command is slow too
+    items.sort(key=_module_rank(items))  # stable: each module's own tests keep their order
+
+
+def _module_rank(items):
+    """Listed modules by their place in LONGEST_FIRST; then modules all of whose tests are
+    slow (a module added since the list was measured that trains); then the rest, as collected."""
+    all_slow = {}
+    for item in items:
+        module = item.nodeid.split("::")[0].removeprefix("tests/")
+        all_slow[module] = all_slow.get(module, True) and item.get_closest_marker("slow") is not None
+
+    def rank(item):
+        module = item.nodeid.split("::")[0].removeprefix("tests/")
+        if module in LONGEST_FIRST:
+            return LONGEST_FIRST.index(module)
+        return len(LONGEST_FIRST) + (0 if all_slow[module] else 1)
+    return rank
 
 
 def pytest_unconfigure(config):
