@@ -6,10 +6,11 @@ under the working folder (no results_dir, no Hydra outputs/).
 Each case of CASES is one invocation. Most run in-process through the very
 function the command line calls before anything else (`cli.check_command_line`
 for train/probe/cost/collect, `main(argv)` for plot/report/dashboard), which
-costs milliseconds; the cases marked SUBPROCESS also run from the real entry
-point (`python -m experiments.<command>`) to prove that no traceback and no
-Hydra folder escapes. The memory estimate is checked against XLA's own memory
-analysis at the end.
+costs milliseconds; the cases marked SUBPROCESS (one or two a command, a
+process start each) run from the real entry point (`python -m
+experiments.<command>`) instead, to prove that no traceback and no Hydra folder
+escapes. The memory estimate is checked against XLA's own memory analysis at
+the end.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Callable
 
 import pandas as pd
 import pytest
+from omegaconf import OmegaConf
 
 from experiments import collect, cost, dashboard, plot, probe, report
 from experiments.app import bench_job, config, errors, preflight, ranges
@@ -143,7 +145,7 @@ HUGE = ("train.batch_size=100000000", "attention=additive", "d_k=1024")
 
 CASES = [
     # train: names of config options
-    Case("train", ("attention=foo",), "attention", group_options("attention"), **SUBPROCESS),
+    Case("train", ("attention=foo",), "attention", group_options("attention")),
     Case("train", ("task=foo",), "task", ", ".join(sorted(TASKS))),
     Case("train", ("optimizer=foo",), "optimizer", "adam, adamw, sgd"),
     Case("train", ("logger=foo",), "logger", "none, wandb"),
@@ -152,7 +154,7 @@ CASES = [
     Case("train", ("model.init=foo",), "model.init", "lecun_normal"),
     Case("train", ("logger.mode=foo",), "logger.mode", "offline"),
     # unknown or misspelt keys, wrong types, a broken command line
-    Case("train", ("train.stepz=3",), "train.stepz", "unknown key", **SUBPROCESS),
+    Case("train", ("train.stepz=3",), "train.stepz", "unknown key"),
     Case("train", ("stepz=3",), "stepz", "unknown key"),
     Case("train", ("+foo=1",), "foo", "unknown key"),
     Case("train", ("attention.d_hidden=8",), "attention.d_hidden", "unknown key"),
@@ -176,7 +178,7 @@ CASES = [
     Case("train", ("train.batch_size=0",), "train.batch_size", ">= 1"),
     Case("train", ("optimizer.lr=0",), "optimizer.lr", "> 0"),
     Case("train", ("optimizer.lr=-0.1",), "optimizer.lr", "finite number > 0"),
-    Case("train", ("optimizer.lr=nan",), "optimizer.lr", "finite number > 0", **SUBPROCESS),
+    Case("train", ("optimizer.lr=nan",), "optimizer.lr", "finite number > 0"),
     Case("train", ("optimizer.lr=inf",), "optimizer.lr", "finite number > 0"),
     Case("train", ("train.steps=-1",), "train.steps", "in [1, "),
     Case("train", ("train.steps=0",), "train.steps", "in [1, "),
@@ -188,17 +190,15 @@ CASES = [
          "attention.init_temperature", "finite number > 0"),
     Case("train", ("-m", "d_k=8,0"), "d_k", ">= 1", **SUBPROCESS),  # the first job is fine: nothing may run
     # where the results go
-    Case("train", ("results_dir={tmp}/afile/results",), "results_dir", "is a file", a_file,
-         **SUBPROCESS),
+    Case("train", ("results_dir={tmp}/afile/results",), "results_dir", "is a file", a_file),
     Case("train", ("results_dir={tmp}/afile",), "results_dir", "is a file, not a folder", a_file),
     Case("train", ("results_dir={tmp}/ro/results",), "results_dir", "is not writable", read_only),
     Case("train", ("results_dir=",), "results_dir", "non-empty path"),
     # permission bits say writable, the file system refuses (as for root on /proc)
-    Case("train", ("results_dir=/proc/nope",), "results_dir", "cannot be created: /proc",
-         **SUBPROCESS),
+    Case("train", ("results_dir=/proc/nope",), "results_dir", "cannot be created: /proc"),
     Case("probe", ("results_dir=/proc/nope/deeper",), "results_dir", "cannot be created: /proc"),
     # memory, estimated before anything is allocated
-    Case("train", HUGE, "train.batch_size", "GB (estimated), this machine has", **SUBPROCESS),
+    Case("train", HUGE, "train.batch_size", "GB (estimated), this machine has"),
     Case("train", ("train.batch_size=4096",), "train.batch_size", f"{memory.LIMIT_ENV} allows",
          env=LOW_MEMORY),
     Case("train", ("train.n_val=100000",), "train.n_val", "lower train.n_val", env=LOW_MEMORY),
@@ -242,7 +242,7 @@ CASES = [
     Case("collect", ("results_dir={tmp}/res",), "results_dir", "no run folders", empty_folder),
     Case("collect", ("results_dir={tmp}/res",), "results_dir", "no run folders", empty_runs),
     Case("collect", ("results_dir={tmp}/res",), "results_dir", "summary.json is not JSON",
-         run(summary="{ truncated"), **SUBPROCESS),
+         run(summary="{ truncated")),
     Case("collect", ("results_dir={tmp}/res",), "results_dir", "no summary.json",
          run(summary="missing")),
     Case("collect", ("results_dir={tmp}/res",), "results_dir", "status 'running'",
@@ -270,7 +270,7 @@ CASES = [
          table("cost", "ok")),
     # tables that pass the key check but lack what the readers use: the file and the columns
     Case("report", ("results_dir={tmp}/res",), "{tmp}/res/summary.parquet",
-         "missing columns task, optimizer, status", table("summary", "ok"), **SUBPROCESS),
+         "missing columns task, optimizer, status", table("summary", "ok")),
     Case("plot", ("results_dir={tmp}/res",), "{tmp}/res/summary.parquet",
          "missing column steps_to_threshold", without("summary", "steps_to_threshold")),
     Case("dashboard", ("results_dir={tmp}/res",), "{tmp}/res/history.parquet",
@@ -410,19 +410,20 @@ def _study_with_a_rerun(root: Path) -> None:
 
 @pytest.mark.parametrize("keep, expected", [("true", {"old": "completed", "new": "diverged"}),
                                             ("false", {"new": "diverged"})])
-def test_collect_keeps_tabled_runs_without_folders_when_asked(tmp_path, keep, expected):
+def test_collect_keeps_tabled_runs_without_folders_when_asked(tmp_path, keep, expected, capsys):
     """keep_tabled=true keeps the tabled runs that have no folder; a run with a folder
-    comes from its folder. Without it the tables are the folders' alone."""
+    comes from its folder. Without it the tables are the folders' alone. (In-process:
+    the command's own process is tested above.)"""
     _study_with_a_rerun(tmp_path)
-    proc = subprocess.run([sys.executable, "-m", "experiments.collect", "results_dir=res",
-                           f"keep_tabled={keep}"], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=120)
-    assert proc.returncode == 0, proc.stderr
+    cfg = OmegaConf.create({"results_dir": str(tmp_path / "res"), "keep_tabled": keep == "true"})
+    collect.validate(cfg)  # as the command does, then its run
+    collect.run(cfg)
+    stderr = capsys.readouterr().err
     summary = pd.read_parquet(tmp_path / "res" / "summary.parquet")
     history = pd.read_parquet(tmp_path / "res" / "history.parquet")
     assert dict(zip(summary.run_id, summary.status)) == expected
     assert sorted(history.run_id) == sorted(rid for rid in expected for _ in (0, 10))
-    assert ("kept 1 run of the existing tables" in proc.stderr) == (keep == "true")
+    assert ("kept 1 run of the existing tables" in stderr) == (keep == "true")
 
 # --- the memory estimate against XLA's memory analysis -------------------------------------
 
