@@ -7,6 +7,7 @@ import optax
 import pytest
 
 import attention
+from experiments.analysis.verdicts.at_init import predicted_slopes
 from experiments.instruments import theory
 from experiments.training.inits import component_var, query_init_factor
 from experiments.training.model import init_model
@@ -69,3 +70,5 @@ def test_the_factor_is_declared_by_the_variant_alone():
     assert query_init_factor("unscaled_init", 64) == pytest.approx(1 / 8)
     assert query_init_factor("unscaled", 64) == 1.0
     assert attention.get_variant("unscaled_init").bilinear
+    # at init its logit variance is flat in d_k like scaled's, not d_k like unscaled's
+    assert predicted_slopes()["unscaled_init"] == 0.0 and predicted_slopes()["unscaled"] == 1.0

@@ -66,6 +66,12 @@ class Variant:
     # variant's own parameters); None: W_q as the model's init draws it (training.inits)
     query_init_scale: Callable[[int], float] | None = None
 
+    def init_logit_scale(self, d_k: int, n_keys: int) -> float:
+        """c at init: the score's factor times W_q's init factor (Var(logit) = d_k c^2 for unit
+        q, k components); unscaled_init's is scaled's, 1/sqrt(d_k). Only where logit_scale is set."""
+        query = 1.0 if self.query_init_scale is None else self.query_init_scale(d_k)
+        return self.logit_scale(d_k, n_keys) * query
+
     @property
     def reassociable(self) -> bool:
         """Whether model.reassociate changes this variant's computation."""

@@ -11,6 +11,7 @@ from experiments.store.results import atomic_write_bytes
 from experiments.analysis.figures import attn as figures_attn
 from experiments.analysis.figures import instability as figures_instability
 from experiments.analysis.figures import lr as figures_lr
+from experiments.analysis.figures import mechanism as figures_mechanism
 from experiments.analysis.figures import profile as figures_profile
 from experiments.analysis.figures import train as figures_train
 from experiments.analysis.tables import load
@@ -43,6 +44,8 @@ FIGURES = [
     FigureSpec("lr_sensitivity", "12. LR sensitivity vs d_k (Wortsman et al. 2023)", figures_lr.lr_sensitivity),
     FigureSpec("largest_logit", "13. Largest |attention logit| through training, per variant and d_k "
                "(the instability of Wortsman et al. 2023)", figures_instability.largest_logit),
+    FigureSpec("mechanism", "14. The mechanism against the outcome: each run's lowest entropy and largest "
+               "logit through training vs its accuracy AUC", figures_mechanism.mechanism),
 ]
 
 

@@ -43,7 +43,7 @@ def palette(names=()) -> dict[str, str]:
 
 
 def _theory_scale2(variant) -> Callable[[float], float]:
-    return lambda d: variant.logit_scale(d, 2) ** 2
+    return lambda d: variant.init_logit_scale(d, 2) ** 2  # at init: W_q's own factor included
 
 
 COLOURS = palette()  # every registered variant's colour (the dashboard's legend)

@@ -101,7 +101,7 @@ def gradient_verdict(parts: dict[str, Part]) -> Verdict:
 def predicted_slopes(d_k: int = 64) -> dict[str, float]:
     """Log-log slope of Var(c q.k) = d_k c^2 against d_k, for the variants whose
     factor c is fixed by d_k alone: 1 + 2 log2(c(2 d_k) / c(d_k))."""
-    return {name: round(1 + 2 * math.log2(v.logit_scale(2 * d_k, 2) / v.logit_scale(d_k, 2)), 6) + 0.0
+    return {name: round(1 + 2 * math.log2(v.init_logit_scale(2 * d_k, 2) / v.init_logit_scale(d_k, 2)), 6) + 0.0
             for name, v in attention.VARIANTS.items() if v.bilinear and v.logit_scale is not None}
 
 
