@@ -5,6 +5,7 @@ import json
 import subprocess
 import sys
 
+import pytest
 from hydra import initialize_config_dir
 from omegaconf import OmegaConf
 from test_lanes import compose_train
@@ -12,7 +13,7 @@ from test_lanes import compose_train
 from experiments import train
 from experiments.analysis import results as analysis_results
 from experiments.analysis.lr import select
-from experiments.app import confirm_job
+from experiments.app import confirm_job, preflight
 from experiments.app.errors import CONF_DIR
 from experiments.store import collect, results
 
@@ -56,14 +57,18 @@ def test_confirmation_trains_fresh_seeds_at_the_chosen_rate_only(tmp_path):
     assert (gain["lr"], gain["n_selection"], gain["n_confirmation"]) == (chosen, 2, 2)
 
 
-def test_bad_confirm_command_lines_are_one_line(tmp_path):
-    for args, expected in (
-            (["for_cell=nope"], "error: for_cell: must be one of adam_assoc_recall"),
-            ([f"results_dir={tmp_path}", "for_cell=adam_mqar"], "error: results_dir: ")):
-        proc = subprocess.run([sys.executable, "-m", "experiments.confirm", *args], cwd=tmp_path,
-                              capture_output=True, text=True, timeout=300)
-        assert proc.returncode == 2 and proc.stderr.strip().startswith(expected), proc.stderr
-        assert len(proc.stderr.strip().splitlines()) == 1
+def test_bad_confirm_command_lines_are_one_line(tmp_path, monkeypatch, capsys):
+    """The command itself once; the second line through its pre-flight in this process."""
+    proc = subprocess.run([sys.executable, "-m", "experiments.confirm", "for_cell=nope"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2 and proc.stderr.startswith("error: for_cell: must be one of adam_assoc_recall")
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as stop:
+        preflight.check_command_line("confirm", [f"results_dir={tmp_path}", "for_cell=adam_mqar"],
+                                     confirm_job.validate)
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.startswith("error: results_dir: ") and len(err.splitlines()) == 1, err
 
 
 def test_the_analysis_chooses_on_selection_seeds_and_judges_on_confirmation_seeds():

@@ -13,6 +13,7 @@ import pytest
 
 from experiments.analysis.lr import prune_replay
 from experiments.analysis.lr import select as lr_select
+from experiments.app import preflight, replay_job
 from experiments.training import prune
 
 ON = prune.PruneRule(enabled=True, min_frac=0.1, slack=0.1, window=2, keep_below=0)
@@ -139,7 +140,9 @@ def test_replay_command_writes_its_figures(tmp_path):
     ("foreign", [], "summary.parquet"),
     ("pruned", [], "train.prune on"),
 ])
-def test_replay_refuses_in_one_line(tmp_path, setup, args, names):
+def test_replay_refuses_in_one_line(tmp_path, setup, args, names, monkeypatch, capsys):
+    """Through the command's pre-flight in this process (the command itself refuses a missing
+    folder in test_replay_command_writes_its_figures)."""
     synthetic_study(tmp_path)
     if setup == "foreign":  # a parquet file, but not a study's summary
         pd.DataFrame({"name": ["a", "b"]}).to_parquet(tmp_path / "summary.parquet")
@@ -148,11 +151,13 @@ def test_replay_refuses_in_one_line(tmp_path, setup, args, names):
         summary.loc[summary["lr"] == 1e-1, "status"] = "pruned"
         summary.to_parquet(tmp_path / "summary.parquet", index=False)
     before = sorted(p.name for p in tmp_path.iterdir())
-    done = subprocess.run([sys.executable, "-m", "experiments.replay", f"results_dir={tmp_path}", *args],
-                          capture_output=True, text=True, timeout=300)
-    lines = done.stderr.strip().splitlines()
-    assert done.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: ") and names in lines[0]
-    assert sorted(p.name for p in tmp_path.iterdir() if p.name != "hydra") == before
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as stop:
+        preflight.check_command_line("replay", [f"results_dir={tmp_path}", *args], replay_job.validate)
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert stop.value.code == 2 and len(lines) == 1 and lines[0].startswith("error: ") and names in lines[0]
+    assert captured.out == "" and sorted(p.name for p in tmp_path.iterdir()) == before
 
 
 # --- in training --------------------------------------------------------------------------------
