@@ -78,20 +78,23 @@ def _dk_panel(ax, cond, sc, ylabel: str) -> None:
 
 def optimal_lr(res):
     """One panel per condition: the per-seed best lr (geometric mean over seeds) against d_k per
-    variant, the fitted slope (log2 lr per doubling of d_k, 95% t-interval over seeds) in the legend.
+    variant, the fitted slope (log2 lr per doubling of d_k, 95% t-interval over seeds) in the legend,
+    and beside it, for a variant judged from its base width (lr_views.judged_from), the slope there.
     The muP signature: the optimum drifts under the standard parametrisation, stays put under muP."""
     conds = _grid_conditions(res)
     fig, axes = _panels(conds)
     for ax, (cond, sc) in zip(axes[0], conds):
-        slopes = lr_views.drift_slopes(sc)
+        slopes, start = lr_views.drift_slopes(sc), lr_views.judged_from(sc)
+        judged = lr_views.drift_slopes(sc, start)
         for v in load.variant_order(sc["attention"].unique()):
+            narrowed = f"; d_k ≥ {start[v]}: {fmt_ci(mean_ci(judged[v]), 2)}" if v in start else ""
             d_ks, _, lrs = lr_views.best_lr_matrix(sc, v)
             logs = np.log2(lrs)  # NaN where a seed has no best lr (a tie, or it learned nothing)
             seen = np.isfinite(logs).sum(axis=0)
             centre = np.where(seen > 0, np.nansum(logs, axis=0) / np.maximum(seen, 1), np.nan)
             ok = np.isfinite(centre)
             ax.plot(d_ks[ok], 2 ** centre[ok], marker="o", ms=3, lw=1.0, color=style.colour(v),
-                    label=f"{style.label(v)}: slope {fmt_ci(mean_ci(slopes[v]), 2)}")
+                    label=f"{style.label(v)}: slope {fmt_ci(mean_ci(slopes[v]), 2)}{narrowed}")
             slope = mean_ci(slopes[v])[0] if slopes[v].size else np.nan
             if ok.sum() >= 2 and np.isfinite(slope):
                 x = np.log2(d_ks[ok])

@@ -11,6 +11,11 @@ the seed spread must leave power to see a slope of TOL_SLOPE where a clause
 is left unclear. Where one of
 these fails the verdict is "not observed in this setting", with the reason,
 and the measured slopes are still shown.
+
+Beside it, muP's other prediction, a best learning rate that stays put as d_k
+grows (clause (c) of the quality section, judged there): its slope from muP's
+base width on, the range (c) judges (lr.views.JUDGED_FROM_BASE_WIDTH says why),
+and over every d_k.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ from enum import Enum
 
 import pandas as pd
 
+from experiments.analysis.lr import select as lr_select
+from experiments.analysis.lr import views as lr_views
 from experiments.analysis.tables import load
 from experiments.analysis.tables import diverged
 from experiments.analysis.verdicts.rules import UNSEEN, Answer, Band, Part, Side, Verdict, fewest, judge, verdict_of
@@ -96,7 +103,17 @@ def _rows(init: pd.DataFrame, end: pd.DataFrame, summ, s_end: dict, s_init: dict
                  for v, x in s_end.items() if v in JUDGED)
 
 
+def lr_tables(res: load.Results) -> list[Table]:
+    """muP's lr slope (clause (c) of the quality section) from its base width and over every d_k,
+    per condition of the main runs with an lr grid (lr.views.base_width_rows); none without."""
+    if res.summary is None or not lr_select.has_grid(res.summary):
+        return []
+    rows = lr_views.base_width_rows(res.summary, res.history)
+    return [Table("mup_lr", rows)] if rows else []
+
+
 def extra(res: load.Results) -> Section:
+    lr = lr_tables(res)
     res = res.for_width()
     if res.history is None or "logit_std" not in res.history:
         return no_data("extra", "6", NAME, FIGURES, Lacks.HISTORY)
@@ -114,5 +131,5 @@ def extra(res: load.Results) -> Section:
     blind = blind_spots(width, d_models, mean_at(end, "saturation", "scaled", d_max), parts)
     table = Table("extra", _rows(init, end, summ, s_end, s_init, d_max), {"d_max": d_max})
     return Section("extra", "6", NAME, FIGURES, mup_verdict(parts, blind),
-                   (runs_of(res.summary, res.primary, run_ids),), [table], 0 if blind else fewest(parts),
+                   (runs_of(res.summary, res.primary, run_ids),), [table, *lr], 0 if blind else fewest(parts),
                    parts, detail=tuple(blind))

@@ -161,10 +161,13 @@ def lr_view(every: pd.DataFrame, history=None) -> tuple[Verdict | None, dict[str
     if not lr_select.has_grid(every):
         return None, {}, None
     sc = lr_select.scored(every, history)
-    slopes, band = lr_views.drift_slopes(sc), lr_views.drift_band(sc)
+    # band: over the whole sweep, also where a variant is judged on fewer d_ks (judged_from): the
+    # tolerance for "flat" is declared once, not widened by the narrower range
+    start = lr_views.judged_from(sc)
+    slopes, band = lr_views.drift_slopes(sc, start), lr_views.drift_band(sc)
     optimizer = load.conditions(every)[0][1]
     parts = {v: quality_rules.lr_slope_part(v, x, band, predicted_lr_slope(v, optimizer)
-                                            if v in load.VARIANTS else None) for v, x in slopes.items()}
+                                            if v in load.VARIANTS else None, start.get(v)) for v, x in slopes.items()}
     verdict = verdict_of([parts["mup"]]) if "mup" in parts else UNMEASURED
     return verdict, parts, (lr_views.grid_step(sc), band)
 

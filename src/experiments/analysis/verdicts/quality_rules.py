@@ -160,9 +160,10 @@ def fix_from(d_ks, diffs, margin: float) -> int | None:
     return profile.from_which(d_ks, profile.step_down(diffs, margin)) if d_ks else None
 
 
-def lr_slope_part(variant: str, slopes, band: float, predicted: float | None) -> Part:
-    """(c) one variant's per-seed slopes of log2(best lr) per doubling of d_k, beside the
-    prediction; judged (within ±band of the predicted 0) where the prediction is a flat optimum."""
+def lr_slope_part(variant: str, slopes, band: float, predicted: float | None, from_d_k: int | None = None) -> Part:
+    """(c) one variant's per-seed slopes of log2(best lr) per doubling of d_k (over the d_ks from
+    `from_d_k` where it names one: lr.views.judged_from), beside the prediction; judged (within
+    ±band of the predicted 0) where the prediction is a flat optimum."""
     slopes = np.asarray(slopes, dtype=float)
     n = count(slopes)
     ci = mean_ci(slopes) if n else NAN_INTERVAL
@@ -172,5 +173,6 @@ def lr_slope_part(variant: str, slopes, band: float, predicted: float | None) ->
         answer = Answer(within(ci, -band, band))
     else:
         answer = Answer.REPORTED
-    return Part(f"{variant}: slope of log2 best lr", LrSlope(band, predicted), answer, ci, n,
+    scope = f" over d_k ≥ {from_d_k}" if from_d_k else ""
+    return Part(f"{variant}: slope of log2 best lr{scope}", LrSlope(band, predicted), answer, ci, n,
                 detectable(slopes) if n else math.nan, 2)
