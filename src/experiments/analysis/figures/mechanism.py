@@ -39,7 +39,8 @@ def _panel(ax, rows: pd.DataFrame, column: str) -> None:
     for v in load.variant_order(rows["attention"].unique()):
         sub = rows[rows["attention"] == v]
         ax.scatter(sub[column], sub["accuracy_auc"], s=_size(sub["d_k"]), color=style.colour(v),
-                   alpha=0.6, linewidths=0, label=style.label(v))
+                   alpha=0.6, linewidths=0, label=style.label(v),
+                   rasterized=True)  # thousands of points: an image inside the SVG, not a path each
 
 
 def mechanism(res):
