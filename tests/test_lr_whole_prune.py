@@ -49,7 +49,7 @@ def test_spared_seeds_train_every_rate_and_the_others_are_untouched(tmp_path):
 
     from experiments import train
 
-    args = ["train.n_seeds=2", "optimizer.lr_grid=[1e-6,3e-3]", "train.prune.enabled=true",
+    args = ["train.n_seeds=2", "optimizer.lr_grid=[1e-6,3e-3]", "train.prune.enabled=true", "train.steps=30",
             "train.prune.min_frac=0", "train.prune.slack=0", "train.prune.keep_below=0"]
     spared = train.run(compose_train(*args, "train.prune.spare_seeds=1", f"results_dir={tmp_path / 'a'}"))
     plain = train.run(compose_train(*args, f"results_dir={tmp_path / 'b'}"))
