@@ -58,8 +58,9 @@ def test_the_bootstrap_interval_covers_the_seed_spread_and_is_seeded():
     est, lo, hi = d.ci
     assert d.n_seeds == 6 and lo < est < hi and lo < -0.5 / 3 < hi and hi - lo < 0.2
     assert whole.drift(_curves(auc)) == d  # the same tables, the same interval
-    one = whole.drift(_curves(auc[:1]))
-    assert one.n_seeds == 1 and math.isnan(one.ci[1]) and math.isfinite(one.ci[0])
+    two = whole.drift(_curves(auc[:2]))  # below MIN_SEEDS: the estimate, no interval
+    assert two.n_seeds == 2 and math.isnan(two.ci[1]) and math.isfinite(two.ci[0])
+    assert math.isfinite(whole.drift(_curves(auc[:3])).ci[1])
 
 
 def _summary(pruned_seeds=(1, 2), multiplier=None, variant="mup"):

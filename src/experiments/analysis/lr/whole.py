@@ -16,8 +16,11 @@ lr.views collapse to zero-width intervals. The seeds that train.prune.spare_seed
 3. the slope of that optimum per doubling of d_k, by least squares over the d_ks;
 4. its interval from a percentile bootstrap over whole seeds (scipy.stats.bootstrap, seeded):
    each resample redraws seeds with replacement and repeats 1-3. With few seeds the percentile
-   interval is about the range of the seeds' own slopes (stats.intervals says why it covers less
-   than its label there): the number of seeds is given beside it.
+   interval is about the range of the seeds' own slopes and covers less than its label
+   (stats.intervals says why), so below MIN_SEEDS, as every interval here, it has none: the
+   estimate stands alone, with its number of seeds. On the committed study's curves (pruned
+   rates at their bound), pairs of seeds gave intervals about half as wide as the spread of the
+   pairs' own estimates: train.prune.spare_seeds of 3 or more gives a whole-curve interval.
 
 "Whole" seeds are read from the runs, not from the key: a seed whose runs have no `pruned` status
 at any rate of any d_k of the variant (the spared seeds of a pruned study; every seed of a study
@@ -37,11 +40,10 @@ import pandas as pd
 from scipy import stats as sps
 
 from experiments.analysis.lr import select as lr_select
-from experiments.analysis.stats.intervals import LEVEL
+from experiments.analysis.stats.intervals import LEVEL, MIN_SEEDS
 
 RESAMPLES = 2000
 BOOTSTRAP_SEED = 0  # one seeded resampling: the same tables give the same interval
-MIN_WHOLE_SEEDS = 2  # a bootstrap over one seed has no spread
 
 
 @dataclass(frozen=True)
@@ -143,7 +145,7 @@ def drift(c: Curves) -> Drift:
     if n == 0:
         return NO_DRIFT
     est = float(slope(c.log_d_k, optima(c.auc, c.log_lr, c.chance)))
-    if n < MIN_WHOLE_SEEDS or not math.isfinite(est):
+    if n < MIN_SEEDS or not math.isfinite(est):
         return Drift((est, math.nan, math.nan), n)
 
     def statistic(idx, axis=-1):  # idx [..., n]: resampled seed rows, whole seeds at a time
