@@ -52,16 +52,18 @@ SLOW = ("test_analysis.py", "test_lr_study.py", "test_probe.py", "test_figures.p
         "test_lr_theory.py::test_one_adam_step")
 
 
-# The modules that take longest (a worker's seconds, from make test's --durations), longest first.
+# The modules that take longest (a worker's seconds: make test's --durations, each file run alone), longest first.
 # make test hands out whole modules in collection order (--dist loadfile --no-loadscope-reorder):
 # the long ones go out first and the short ones fill both workers' last minutes, where xdist's own
 # order (most tests first) left the few-test, minute-long modules for the end, on one worker.
-LONGEST_FIRST = ("test_own_study.py", "test_bench.py", "test_interrupt.py", "test_train_e2e.py",
-                 "test_extending.py", "test_lanes.py", "test_analysis.py", "test_launchers.py",
-                 "test_dashboard_browser.py", "test_reassociate.py", "test_divergence.py", "test_prune.py",
-                 "test_data_faults.py", "test_figures.py", "test_quality_profile.py", "test_confirm.py",
-                 "test_seeds.py", "test_wandb_faults.py", "test_reports_fresh.py", "test_determinism.py",
-                 "test_data_safety.py", "test_bad_input.py", "test_bad_input_ranges.py")
+LONGEST_FIRST = ("test_own_study.py", "test_bench.py", "test_interrupt.py", "test_reassociate.py",
+                 "test_train_e2e.py", "test_extending.py", "test_lanes.py", "test_analysis.py",
+                 "test_lr_study.py", "test_launchers.py", "test_bad_input.py", "test_dashboard_browser.py",
+                 "test_seeds.py", "test_divergence.py", "test_every_variant.py", "test_text_cell.py",
+                 "test_quality_profile.py", "test_figures.py", "test_data_faults.py", "test_probe.py",
+                 "test_profile.py", "test_confirm.py", "test_prune.py", "test_wandb_faults.py",
+                 "test_reports_fresh.py", "test_determinism.py", "test_data_safety.py",
+                 "test_bad_input_ranges.py")
 
 
 def pytest_collection_modifyitems(config, items):

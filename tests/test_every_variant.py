@@ -136,13 +136,14 @@ def test_report_and_dashboard_give_every_variant_its_rows(tmp_path):
     every = _section(text, ev_words.TITLE)
     assert text.index("## 4. Quality") < text.index(f"## {ev_words.TITLE}") < text.index("## 5. Cost")
     res = analysis_cli.load_configured(analysis_cli.compose_config([f"results_dir={tmp_path}"]))
-    (c,) = next(x for x in verdict_sections.all_sections(res) if x.key == "quality").variants
+    sections = verdict_sections.all_sections(res)  # judged once: the table and the page read the same
+    (c,) = next(x for x in sections if x.key == "quality").variants
     table = ev_words.table(c)
     relu = table[table["variant"] == "relu"]
     assert list(relu["d_k"]) == D_KS
     for row in relu.itertuples(index=False):  # every relu row of the data is a row of the report
         assert "| " + " | ".join(map(str, row)) + " |" in every
-    page = dashboard_html.render(res, verdict_sections.all_sections(res), [], [])
+    page = dashboard_html.render(res, sections, [], [])
     block = page.split("<section id='every-variant'>")[1].split("</section>")[0]
     assert block.count("<td>relu</td>") == len(D_KS)
     quality_before = _section(text, "4. Quality")
