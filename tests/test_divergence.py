@@ -13,8 +13,9 @@ import numpy as np
 import pandas as pd
 import pytest
 from fixtures_results import write_synthetic_results
+from omegaconf import OmegaConf
 
-from experiments import report
+from experiments import collect, report
 from experiments.analysis.render import dashboard as dashboard_html
 from experiments.analysis.figures import attn as figures_attn
 from experiments.analysis.figures import train as figures_train
@@ -38,13 +39,12 @@ def sweep(tmp_path_factory):
     cwd = tmp_path_factory.mktemp("cwd")
     results = cwd / "results"
 
-    def cli(module, *args):
-        proc = subprocess.run([sys.executable, "-m", module, *args, f"results_dir={results}"],
-                              cwd=cwd, capture_output=True, text=True, timeout=300)
-        assert proc.returncode == 0, proc.stderr[-3000:]
-
-    cli("experiments.train", "-m", *TINY, "optimizer.lr=1e6,0.1")  # the suite's compile cache (conftest)
-    cli("experiments.collect")
+    proc = subprocess.run([sys.executable, "-m", "experiments.train", "-m", *TINY, "optimizer.lr=1e6,0.1",
+                           f"results_dir={results}"],  # the suite's compile cache (conftest)
+                          cwd=cwd, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    # collected in this process (test_train_e2e starts the collect command itself)
+    collect.run(OmegaConf.create({"results_dir": str(results), "keep_tabled": None}))
     assert report.main([f"results_dir={results}", "primary_optimizer=sgd"]) == 0  # the sweep ran SGD only
     return {"results": results, "summary": pd.read_parquet(results / "summary.parquet"),
             "history": pd.read_parquet(results / "history.parquet")}
