@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from fixtures_results import assert_self_contained, write_synthetic_results
+from fixtures_results import JUDGED_SMALL, assert_self_contained, judged_at_small, write_synthetic_results
 
 from experiments import dashboard, plot, report
 from experiments.analysis import results as analysis_results
@@ -23,7 +23,8 @@ from experiments.analysis.verdicts import sections as verdict_sections
 from experiments.analysis.figures.train import cost as cost_figure
 from experiments.app import analysis_cli
 
-FIGURES = {"profile", "logit_variance", "entropy", "saturation", "gradients", "quality", "cost", "logit_growth",
+FIGURES = {"profile", "margin_sensitivity", "mechanism", "logit_variance", "entropy", "saturation", "gradients",
+           "quality", "cost", "logit_growth",
            "learning_curves_assoc-recall_adam", "learning_curves_mqar_sgd",
            "steps_survival_assoc-recall_adam", "steps_survival_mqar_sgd",
            "largest_logit_assoc-recall_adam", "largest_logit_mqar_sgd"}
@@ -37,8 +38,8 @@ FEW = rules.FEW
 def results(tmp_path_factory) -> Path:
     """The synthetic folder, plotted and reported once for the whole module."""
     root = write_synthetic_results(tmp_path_factory.mktemp("results"))
-    assert plot.main([f"results_dir={root}"]) == 0
-    assert report.main([f"results_dir={root}"]) == 0
+    assert plot.main([f"results_dir={root}", JUDGED_SMALL]) == 0
+    assert report.main([f"results_dir={root}", JUDGED_SMALL]) == 0
     return root
 
 
@@ -140,7 +141,7 @@ def test_report_has_a_section_per_sub_claim_each_with_one_verdict(results):
 
 def test_report_is_deterministic(results):
     before = (results / "REPORT.md").read_bytes()
-    assert report.main([f"results_dir={results}"]) == 0
+    assert report.main([f"results_dir={results}", JUDGED_SMALL]) == 0
     assert (results / "REPORT.md").read_bytes() == before
 
 
@@ -162,7 +163,7 @@ SEEDED = set(SECTIONS) - {"cost"}  # every section judged over seeds
 ])
 def test_verdicts_follow_the_data(tmp_path, flip, flipped):
     root = write_synthetic_results(tmp_path, **flip)
-    sections = verdict_sections.all_sections(analysis_results.load_results(root))
+    sections = verdict_sections.all_sections(judged_at_small(analysis_results.load_results(root)))
     got = {s.key: s.verdict for s in sections}
     assert set(got) == set(SECTIONS)
     assert got == {key: flipped.get(key, HOLDS) for key in SECTIONS}
@@ -232,10 +233,10 @@ def test_no_step_difference_when_neither_reached():
 def test_dashboard_is_self_contained(results, tmp_path):
     shutil.copy(results / "summary.parquet", tmp_path / "summary.parquet")
     shutil.copy(results / "cost.parquet", tmp_path / "cost.parquet")
-    assert dashboard.main([f"results_dir={tmp_path}"]) == 0
-    # the profile, quality, cost and the steps survival of each of the two conditions
+    assert dashboard.main([f"results_dir={tmp_path}", JUDGED_SMALL]) == 0
+    # the profile, the verdict by margin, quality, cost and the steps survival of each of the two conditions
     page = (tmp_path / "dashboard.html").read_text()
-    assert_self_contained(page, n_figures=5)
+    assert_self_contained(page, n_figures=6)
     assert page.index("<h2>The answer</h2>") < page.index("<h2>Sub-claims</h2>")
 
 

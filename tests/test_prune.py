@@ -195,14 +195,14 @@ def test_a_pruned_job_records_its_pruned_lanes_and_a_relaunch_skips_them(tmp_pat
 def test_replay_reads_every_cell_and_clause_of_the_verdicts(tmp_path):
     """The readings the replay compares cover each cell's verdict and each clause's answer: a
     change of text format that hid them would make 'verdicts_changed' empty by construction."""
-    from fixtures_results import write_synthetic_results
+    from fixtures_results import judged_at_small, write_synthetic_results
 
     from experiments.analysis import results
     from experiments.analysis.verdicts import replay
 
     from experiments.analysis.verdicts.rules import FEW, HOLDS, Answer, Verdict
 
-    r = replay.readings(results.load_results(write_synthetic_results(tmp_path)))
+    r = replay.readings(judged_at_small(results.load_results(write_synthetic_results(tmp_path))))
     assert {"quality assoc_recall/adam: verdict", "quality mqar/sgd: verdict"} <= set(r)
     assert r["quality assoc_recall/adam: verdict"] == (HOLDS, 0)
     for key in ("variance: unscaled slope", "saturation: scaled", "jacobian: unscaled median ‖J‖_F slope",

@@ -149,8 +149,7 @@ def _profile(small, large, n=8):
 
 def _quality_parts(small, large, n=8) -> list[rules.Part]:
     diffs = _profile(small, large, n)
-    cross = qr.crossover_of(D_KS, diffs)
-    return [qr.ahead_part(D_KS, diffs, 1024, MARGIN), qr.alike_part(D_KS, diffs, MARGIN, cross),
+    return [qr.ahead_part(D_KS, diffs, 1024, MARGIN), qr.alike_part(D_KS, diffs, MARGIN, (8,), 1.0),
             qr.fix_part(D_KS, diffs, MARGIN, 1024)]
 
 
@@ -173,23 +172,35 @@ def test_quality_neither_ahead_nor_alike_at_large_d_k():
 
 
 @pytest.mark.parametrize("small, expected", [
-    (-0.2, FAILS),  # below d*, and wholly outside ±margin: not alike
+    (-0.2, FAILS),  # at the declared small d_k, and wholly outside ±margin: not alike
     (-MARGIN + NEAR, HOLDS),  # inside the margin
     (-MARGIN, UNSURE),  # on it
 ])
-def test_quality_alike_below_the_crossover(small, expected):
+def test_quality_alike_at_the_declared_d_k(small, expected):
     assert _quality(small, 0.2) == expected
 
 
-def test_alike_is_tested_below_d_star_only():
-    diffs = _profile(-0.2, 0.2)
-    cross = qr.crossover_of(D_KS, diffs)
-    assert 8 < cross.d_star < 64
-    part = qr.alike_part(D_KS, diffs, MARGIN, cross)
-    assert part.answer is Answer.NO and part.test is Method.TOST and part.at_d_k == 8 and part.d_ks == ()
-    assert [d for d, _ in part.power] == [8] and 0 <= part.power[0][1] <= 1  # TOST's power at each d_k tested
-    flat = qr.alike_part(D_KS, _profile(0.0, 0.0), MARGIN, qr.crossover_of(D_KS, _profile(0.0, 0.0)))
-    assert flat.answer is Answer.YES and flat.d_ks == (8, 64, 1024)  # no crossing: every d_k
+def test_alike_is_judged_at_the_declared_d_ks_alone():
+    diffs = _profile(-0.2, 0.0)  # far behind at 8, alike at 64 and 1024
+    part = qr.alike_part(D_KS, diffs, MARGIN, (8, 64), 1.0)
+    assert part.answer is Answer.NO and part.test is Method.TOST and part.at_d_k == 8 and part.d_ks == (64,)
+    assert part.question == qr.Equivalent(MARGIN, (8, 64), 1.0, (8, 64))
+    assert [d for d, _ in part.power] == [8, 64] and all(0 <= x <= 1 for _, x in part.power)
+    assert qr.alike_part(D_KS, diffs, MARGIN, (8, 64), 0.5).answer is Answer.YES  # one of two suffices
+    assert qr.alike_part(D_KS, diffs, MARGIN, (64, 1024), 1.0).answer is Answer.YES  # d_k 8 not declared
+    unswept = qr.alike_part(D_KS, diffs, MARGIN, (4, 64), 1.0)  # 4 was not swept: judged at 64 alone
+    assert unswept.answer is Answer.YES and unswept.question.judged == (64,)
+    nothing = qr.alike_part(D_KS, diffs, MARGIN, (2, 4), 1.0)
+    assert (nothing.n, nothing.missing) == (0, qr.Missing.NONE_DECLARED)
+
+
+@pytest.mark.parametrize("reads, share, expected", [
+    ("yy", 1.0, Answer.YES), ("y?", 1.0, Answer.UNCLEAR), ("yn", 1.0, Answer.NO), ("yn", 0.5, Answer.YES),
+    ("?n", 0.5, Answer.UNCLEAR), ("nn", 0.5, Answer.NO), ("ff", 1.0, Answer.FEW), ("yyn", 2 / 3, Answer.YES),
+])
+def test_alike_share_rule(reads, share, expected):
+    code = {"y": Answer.YES, "n": Answer.NO, "?": Answer.UNCLEAR, "f": Answer.FEW}
+    assert qr.share_answer([code[c] for c in reads], share) is expected
 
 
 def test_a_largest_d_k_not_measured_cannot_hold():

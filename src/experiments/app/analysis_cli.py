@@ -28,7 +28,7 @@ from attention.checks import check
 from experiments.analysis import results as analysis_results
 from experiments.analysis.tables import load, steps_to
 from experiments.analysis.verdicts.every_variant import REFERENCE
-from experiments.analysis.verdicts.quality_profile import ALIKE_MARGIN, LEARNED_FRACTION
+from experiments.analysis.verdicts.quality_profile import ALIKE_D_KS, ALIKE_MARGIN, ALIKE_SHARE, LEARNED_FRACTION
 from experiments.store.collect import RECORDED, run_folders
 from experiments.app.errors import CONF_DIR, ConfigError, explain
 from experiments.app.preflight import check_output_dir, check_path_length, check_single_values, path_exists
@@ -41,6 +41,8 @@ class TaskDeclaration:
     # accuracy is recorded per evaluation for every task, so it is the one a task may declare
     primary_metric: str = "accuracy"
     alike_margin: Optional[float] = None  # None: the global alike_margin
+    alike_d_ks: Optional[list[int]] = None  # None: the global alike_d_ks
+    alike_share: Optional[float] = None  # None: the global alike_share
     threshold: Optional[float] = None  # "steps to", counted from the runs' curves (tables.steps_to)
 
 
@@ -58,6 +60,10 @@ class AnalysisConfig:
     # |Δ AUC| < alike_margin by TOST; a d_k enters where scaled covered learned_fraction of
     # the way from chance to its best AUC in that (task, optimizer).
     alike_margin: float = ALIKE_MARGIN
+    # "alike" is judged at these small d_k (those a cell swept and entered), holding where TOST
+    # does at alike_share of them or more
+    alike_d_ks: list[int] = field(default_factory=lambda: list(ALIKE_D_KS))
+    alike_share: float = ALIKE_SHARE
     learned_fraction: float = LEARNED_FRACTION
     # Seeds from this one on are confirmation seeds (experiments.confirm): they never choose
     # a rate, and where a cell has them they alone are judged. None: every seed selects.
@@ -117,6 +123,7 @@ def compose_config(argv: Sequence[str]) -> AnalysisConfig:
                 raise ConfigError(f"{Path(str(cfg.results_dir)) / FOLDER_CONFIG}: {explain(e)}") from None
     check_declared("alike_margin", cfg.alike_margin, "a finite number > 0 (AUC)", lambda x: x > 0)
     check_declared("learned_fraction", cfg.learned_fraction, "a number in (0, 1]", lambda x: 0 < x <= 1)
+    check_alike("", cfg.alike_d_ks, cfg.alike_share)
     if str(cfg.reference_variant) not in load.VARIANTS:
         raise ConfigError(f"reference_variant: unknown variant {cfg.reference_variant!r}; allowed: "
                           f"{', '.join(load.VARIANTS)}")
@@ -126,7 +133,8 @@ def compose_config(argv: Sequence[str]) -> AnalysisConfig:
                        lambda x: x >= 1 and float(x).is_integer())
     return AnalysisConfig(results_dir=str(cfg.results_dir), primary_optimizer=str(cfg.primary_optimizer),
                           primary_task=None if cfg.primary_task is None else str(cfg.primary_task),
-                          alike_margin=float(cfg.alike_margin), learned_fraction=float(cfg.learned_fraction),
+                          alike_margin=float(cfg.alike_margin), alike_d_ks=[int(d) for d in cfg.alike_d_ks],
+                          alike_share=float(cfg.alike_share), learned_fraction=float(cfg.learned_fraction),
                           confirm_seeds_from=None if cfg.confirm_seeds_from is None else int(cfg.confirm_seeds_from),
                           reference_variant=str(cfg.reference_variant), tasks=tasks)
 
@@ -142,12 +150,26 @@ def _task_declaration(name: str, decl) -> TaskDeclaration:
     if decl.alike_margin is not None:
         check_declared(f"tasks.{name}.alike_margin", decl.alike_margin, "a finite number > 0 (AUC) or null",
                        lambda x: x > 0)
+    check_alike(f"tasks.{name}.", decl.alike_d_ks, decl.alike_share)
     if decl.threshold is not None:
         check_declared(f"tasks.{name}.threshold", decl.threshold, "a number in (0, 1] or null",
                        lambda x: 0 < x <= 1)
     return TaskDeclaration(str(decl.primary_metric),
                            None if decl.alike_margin is None else float(decl.alike_margin),
+                           None if decl.alike_d_ks is None else [int(d) for d in decl.alike_d_ks],
+                           None if decl.alike_share is None else float(decl.alike_share),
                            None if decl.threshold is None else float(decl.threshold))
+
+
+def check_alike(prefix: str, d_ks, share) -> None:
+    """alike_d_ks: a non-empty list of distinct powers of two; alike_share: in (0, 1] (None: not declared)."""
+    if d_ks is not None:
+        given = list(d_ks)
+        check(bool(given) and len(set(given)) == len(given) and all(d >= 1 and d & (d - 1) == 0 for d in given),
+              f"{prefix}alike_d_ks", "must be a non-empty list of distinct powers of two (swept d_k)", given,
+              error=ConfigError)
+    if share is not None:
+        check_declared(f"{prefix}alike_share", share, "a number in (0, 1]", lambda x: 0 < x <= 1)
 
 
 def check_declared(key: str, value, allowed: str, ok) -> None:
@@ -174,6 +196,7 @@ def load_configured(cfg: AnalysisConfig) -> load.Results:
                                         cfg.confirm_seeds_from)
     res = restate_thresholds(res, cfg.tasks)
     return dataclasses.replace(res, declared={"alike_margin": cfg.alike_margin,
+                                              "alike_d_ks": list(cfg.alike_d_ks), "alike_share": cfg.alike_share,
                                               "learned_fraction": cfg.learned_fraction,
                                               "reference_variant": cfg.reference_variant,
                                               "tasks": {k: dataclasses.asdict(v) for k, v in cfg.tasks.items()}})

@@ -11,6 +11,7 @@ from experiments.store.results import atomic_write_bytes
 from experiments.analysis.figures import attn as figures_attn
 from experiments.analysis.figures import instability as figures_instability
 from experiments.analysis.figures import lr as figures_lr
+from experiments.analysis.figures import margin as figures_margin
 from experiments.analysis.figures import mechanism as figures_mechanism
 from experiments.analysis.figures import profile as figures_profile
 from experiments.analysis.figures import train as figures_train
@@ -28,6 +29,8 @@ class FigureSpec:
 FIGURES = [
     FigureSpec("profile", "The d_k profile: paired Δ AUC against d_k, the alike margin and the crossover d*",
                figures_profile.profile),
+    FigureSpec("margin_sensitivity", "Sub-claim 4's verdict per cell by the alike margin, the declared one "
+               "marked, with the margins where it flips", figures_margin.margin_sensitivity),
     FigureSpec("logit_variance", "1. Logit variance vs d_k (init, probe, end) with theory", figures_attn.logit_variance),
     FigureSpec("entropy", "2. Normalised attention entropy vs d_k", figures_attn.entropy),
     FigureSpec("saturation", "3. Saturated share of rows vs d_k", figures_attn.saturation),

@@ -10,10 +10,12 @@ from __future__ import annotations
 import numpy as np
 
 from experiments.analysis.render.clauses import d_k_list, delta_text, question_words, reading
+from experiments.analysis.render import quality_robust
 from experiments.analysis.render.quality import OUT
 from experiments.analysis.stats import profile
 from experiments.analysis.stats.intervals import mean_ci
 from experiments.analysis.verdicts import quality_profile as qp
+from experiments.analysis.verdicts import quality_rules as qr
 from experiments.analysis.verdicts.quality import Cell
 from experiments.analysis.verdicts.rules import Answer, Part, words
 
@@ -37,19 +39,29 @@ def _fix(p: qp.CellProfile, fix_from: int | None, margin: float) -> str:
     return f"{head} ({beyond}), by {at} at d_k = {d_ks[-1]}."
 
 
-def _additive(p: qp.CellProfile, cross: profile.Crossover | None, margin: float) -> str:
+def _alike_declared(c: Cell) -> str:
+    """'alike within ±0.05 at d_k = 8 of the declared d_k = 4, 8 (needed: every one)'."""
+    q = next((x.question for x in c.parts if isinstance(x.question, qr.Equivalent)), None)
+    if q is None:
+        return ""
+    alike = next(x.d_ks for x in c.parts if x.question is q)
+    need = "every one" if q.share >= 1 else f"{q.share:.0%}"
+    judged = "" if q.judged == q.declared else f", {quality_robust.judged_words(q)}"
+    return f"{_alike_at(list(alike), q.margin)} of the declared {d_k_list(q.declared)} (needed: {need}{judged})"
+
+
+def _additive(c: Cell) -> str:
+    p, cross = c.dk_profile, c.crossover
     if cross is None:
         return "Additive was not run."
     d_ks, diffs = p.entered(qp.CLAIM_PAIR)
     if not d_ks:
         return "Additive against unscaled: not measured (neither learned at a d_k where scaled did)."
     ahead = profile.from_which(d_ks, profile.step_down(diffs)) if d_ks else None
-    alike = [d for j, d in enumerate(d_ks) if Answer(profile.equivalent(diffs[:, j], margin)) is Answer.YES]
     where = (f"crosses unscaled at d* = {cross.text()}" if cross.d_star is not None
              else "never crosses unscaled from below")
     ahead_words = f"ahead from d_k = {ahead} on" if ahead is not None else "ahead at no d_k"
-    alike_words = _alike_at(alike, margin)
-    return f"Additive {where}: {ahead_words}, {alike_words}."
+    return f"Additive {where}: {ahead_words}, {_alike_declared(c)}."
 
 
 def _wide(p: qp.CellProfile, margin: float) -> str:
@@ -81,8 +93,9 @@ def cell_answer(c: Cell) -> str:
     p = c.dk_profile
     gap = "".join(f" Not measured at {d_k_list(d_ks)}: {OUT[why]}."
                   for why, d_ks in p.why_unmeasured().items())
-    return (f"**{p.name}** ({words(c.verdict, c.seeds)}): {_fix(p, c.fix_from, c.margin)} "
-            f"{_additive(p, c.crossover, c.margin)}{_wide(p, c.margin)} {_mup(c.lr_parts)}{gap}")
+    flips = f"; at ±{c.margin:g}, {quality_robust.flip_words(c.sensitivity)}" if c.sensitivity else ""
+    return (f"**{p.name}** ({words(c.verdict, c.seeds)}{flips}): {_fix(p, c.fix_from, c.margin)} "
+            f"{_additive(c)}{_wide(p, c.margin)} {_mup(c.lr_parts)}{gap}")
 
 
 def answer_lines(sections) -> list[str]:

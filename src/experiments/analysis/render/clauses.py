@@ -13,7 +13,7 @@ POWER_NOTE = (f"'detectable' is the smallest true distance from the threshold th
               f"clear with {POWER:.0%} probability, (t_0.975 + t_{POWER}) sd / √n over the seed spread")
 INTERVALS = f"{METHOD}; {POWER_NOTE}"
 MISSING = {qr.Missing.NONE_ENTERED: "no d_k where scaled and one of the two variants learned",
-           qr.Missing.NONE_BELOW_D_STAR: "no d_k entered below d*",
+           qr.Missing.NONE_DECLARED: "none of the declared alike d_ks was swept and entered",
            qr.Missing.NO_ADDITIVE: "no additive runs in this condition"}
 
 
@@ -55,8 +55,10 @@ def question_words(q) -> str:
     if isinstance(q, qr.AheadAt):
         return f"ahead at d_k = {q.d_k}"
     if isinstance(q, qr.Equivalent):
-        where = f"at or below d* = {q.d_star:.3g}" if q.d_star is not None else "at some d_k (no crossing)"
-        return f"equivalent within ±{q.margin:g} {where}"
+        share = "every one" if q.share >= 1 else f"{q.share:.0%}"
+        judged = d_k_list(q.judged) if q.judged else "none"
+        return (f"equivalent within ±{q.margin:g} at {share} of the declared {d_k_list(q.declared)} "
+                f"(judged: {judged})")
     if q.predicted == 0:
         return f"flat: within ±{q.band:.2f}"
     return "predicted " + ("none" if q.predicted is None else f"{q.predicted:+.1f}")
@@ -82,7 +84,7 @@ def reading(p: Part) -> str:
         return f"{signed_ci(p.ci)} per doubling"
     at = f"; at d_k = {p.at_d_k}: {signed_ci(p.ci)}"
     if isinstance(p.question, qr.Equivalent):
-        found = f"equivalent (TOST) at {d_k_list(p.d_ks)}" if p.d_ks else "equivalent at no d_k"
+        found = (f"equivalent (TOST) at {d_k_list(p.d_ks)}" if p.d_ks else "equivalent at no d_k") + " judged"
         return f"{found}{at}; power if truly equal at the paired sd: {_power(p.power)}"
     largest = p.question.d_k
     return _found(p) + at + ("" if p.at_d_k == largest else f"; the largest d_k, {largest}, not measured")

@@ -5,7 +5,7 @@ key number and the notes, written from the section's cells (verdicts.quality.Cel
 from __future__ import annotations
 
 from experiments.analysis.lr import select as lr_select
-from experiments.analysis.render import quality_tables
+from experiments.analysis.render import quality_robust, quality_tables
 from experiments.analysis.render.clauses import INTERVALS, d_k_list, part_text
 from experiments.analysis.render.section_words import SectionWords
 from experiments.analysis.verdicts import quality_profile as qp
@@ -30,16 +30,22 @@ RULE = (
     "(a) Additive − unscaled: ahead = a fixed-sequence step-down from the largest d_k (one-sided t-tests "
     f"at {quality_rules.ALPHA:g}, family-wise {quality_rules.ALPHA:g}); the crossover d* = where the mean "
     "profile, linear in log2 d_k, last crosses 0 from below, its interval from inverting the pointwise "
-    "t-test; alike = TOST (two one-sided tests at 0.05) against the margin declared before the data "
-    "(conf/analysis.yaml: alike_margin, or the task's own, tasks.<task>.alike_margin, which the cell's "
-    "clauses then name) at each d_k below d*, with its power at the measured paired sd. "
+    "t-test, beside it every stretch of d_k where that interval holds 0 and a bootstrap over seeds; alike = "
+    "TOST (two one-sided tests at 0.05) against the margin declared before the data (conf/analysis.yaml: "
+    "alike_margin, or the task's own, tasks.<task>.alike_margin, which the cell's clauses then name) at each "
+    "of the small d_k declared before the data (alike_d_ks, or tasks.<task>.alike_d_ks) that was swept and "
+    "entered, never below an estimated cutoff, with its power at the measured paired sd, at Δ = 0 and at "
+    "the observed Δ. "
     "(b) The fix: the smallest d_k from which scaled − unscaled exceeds the margin, by the same "
     "step-down with the margin as null. A (task, optimizer) holds where additive is ahead over a range "
-    "that includes the largest d_k, alike at some d_k at or below d* (every d_k where the profile never "
-    "crosses), and scaled ahead of unscaled (null 0) at the largest d_k; does not hold where additive or "
+    "that includes the largest d_k, alike at the declared share (alike_share) of the declared d_ks judged, "
+    "and scaled ahead of unscaled (null 0) at the largest d_k; does not hold where additive or "
     "scaled is behind or alike (TOST) at the largest d_k, or the interval lies wholly outside ±margin at "
-    "every d_k at or below d*; inconclusive otherwise (a largest d_k "
-    "not measured included). (c) The lr view, its own verdict: per variant, the per-seed slope of "
+    "more than 1 − share of the declared d_ks judged; inconclusive otherwise (a largest d_k, or every "
+    "declared alike d_k, not measured included). Beside each t-test, a sign-flip permutation test of the "
+    "same question (the t-test decides; where the two disagree at 0.05 the cell says so), and the verdict "
+    "recomputed at margins 0.02-0.08 with the exact margins nearest the declared one where it flips. "
+    "(c) The lr view, its own verdict: per variant, the per-seed slope of "
     "log2(best lr) per doubling of d_k (argmax of that seed's val AUC over the grid; none on a tie, nor "
     f"where no rate took it past {lr_select.LEARNED_OVER_CHANCE:g} x chance) beside the Adam-step "
     "prediction (lr.theory: −1 unscaled, −0.5 scaled, 0 mup, none for additive and qk_norm); a drifting "
@@ -56,7 +62,8 @@ RULE = (
     "same grid.")
 RULE_BRIEF = ("Per task and optimizer, each variant at its best learning rate, read on the d_k profile: "
               "additive ahead of unscaled from the largest d_k down, alike (TOST at the declared margin) at "
-              "some d_k at or below the crossover d*, and scaled ahead of unscaled at the largest d_k.")
+              "the declared share of the declared small d_ks, and scaled ahead of unscaled at the largest "
+              "d_k.")
 
 
 def gate_words(gate: qp.Gate | None) -> str:
@@ -81,14 +88,28 @@ def tally(named: dict[str, tuple[Verdict, str]]) -> str:
     return "; ".join(f"{v[1]} on {len(groups[v])} of {len(named)}: {', '.join(groups[v])}" for v in order)
 
 
+def _crossing(c: Cell) -> str:
+    if c.crossover is None:
+        return ""
+    both = quality_robust.crossing_words(c.crossing) if c.crossover.d_star is not None else ""
+    return f"(a) crossover d* = {c.crossover.text()}" + (f" ({both})" if both else "") + "; "
+
+
+def _robust(c: Cell) -> str:
+    """The alike clause's power at the observed Δ, and where t and sign-flip disagree."""
+    alike = next((p.label for p in c.parts if isinstance(p.question, quality_rules.Equivalent)), "")
+    found = [quality_robust.tost_power_words(c.checks, alike), quality_robust.disagreements(c.checks)]
+    return "".join(f"; {x}" for x in found if x)
+
+
 def cell_line(c: Cell) -> str:
-    """'task/opt: verdict ((a) crossover d* = …; clause; …)': one condition's clauses."""
-    crossing = f"(a) crossover d* = {c.crossover.text()}; " if c.crossover is not None else ""
+    """'task/opt: verdict, flips (…) ((a) crossover d* = …; clause; …)': one condition's clauses."""
     gaps = "".join(f"; not measured at {d_k_list(d_ks)} ({OUT[why]})"
                    for why, d_ks in c.dk_profile.why_unmeasured().items())
     diverged = f"; {c.diverged} diverged runs left out" if c.diverged else ""
-    return (f"{c.name}: {words(c.verdict, c.seeds)} ({crossing}" + "; ".join(part_text(p) for p in c.parts)
-            + gaps + diverged + ")")
+    flips = f", {quality_robust.flip_words(c.sensitivity)}" if c.sensitivity else ""
+    return (f"{c.name}: {words(c.verdict, c.seeds)}{flips} ({_crossing(c)}" + "; ".join(part_text(p) for p in c.parts)
+            + _robust(c) + gaps + diverged + ")")
 
 
 def reason(s: Section) -> str:

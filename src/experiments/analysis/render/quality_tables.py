@@ -1,5 +1,6 @@
 """Sub-claim 4's tables in words: the d_k profile with its marks (each cell at its own margin), the
-measured rows per d_k, a text cell's bits per character beside its baselines, the
+measured rows per d_k, the robustness tables (render.quality_robust: the verdict by margin, the
+sign-flip tests, d* both ways), a text cell's bits per character beside its baselines, the
 optimism of the selection seeds, the lr views and Britz et al.'s published numbers."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import pandas as pd
 from experiments.analysis.lr import select as lr_select
 from experiments.analysis.lr import views as lr_views
 from experiments.analysis.render import every_variant
+from experiments.analysis.render import quality_robust
 from experiments.analysis.render.clauses import delta_text
 from experiments.analysis.stats.intervals import fmt_ci
 from experiments.analysis.tables import load
@@ -153,6 +155,12 @@ def table(t: Table) -> tuple[str, pd.DataFrame]:
         return CAPTIONS["quality"], pd.DataFrame([quality_row(r) for r in t.rows])
     if t.kind == "optimism":
         return CAPTIONS["optimism"], optimism_table(t.frame)
+    if t.kind == "margin_sensitivity":
+        return quality_robust.sensitivity_caption(t.rows), quality_robust.sensitivity_frame(t.rows)
+    if t.kind == "robust_tests":
+        return quality_robust.checks_caption(), quality_robust.checks_frame(t.rows)
+    if t.kind == "crossing":
+        return quality_robust.crossing_caption(t.rows), quality_robust.crossing_frame(t.rows)
     return CAPTIONS[t.kind], BRITZ if t.kind == "britz" else t.frame
 
 

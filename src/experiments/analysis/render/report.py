@@ -29,6 +29,7 @@ FIGURE_NEEDS = {  # figure stem -> the table it is drawn from (the link is writt
     "learning_curves": ("history",), "steps_survival": ("summary",), "cost": ("cost",),
     "logit_growth": ("history",), "lr_accuracy": ("summary",), "optimal_lr": ("summary",),
     "lr_sensitivity": ("summary",), "profile": ("summary",), "largest_logit": ("history",),
+    "margin_sensitivity": ("summary",),
 }
 PER_CONDITION = {"learning_curves": ("history", "learning curves"), "steps_survival": ("summary", "steps survival"),
                  "lr_accuracy": ("summary", "accuracy vs lr"), "largest_logit": ("history", "largest attention logit")}

@@ -115,25 +115,42 @@ def _interpolate(x: np.ndarray, y: np.ndarray, grid: np.ndarray) -> np.ndarray:
                      for row in y])
 
 
-def crossover(d_ks, diffs, alpha: float = ALPHA) -> Crossover:
-    """d* where the mean of diffs [seeds, d_ks] crosses 0 from below for the last time,
-    linear in log2 d_k, and its interval by inverting the pointwise t-test.
-
-    Seeds with a missing point are left out (the interpolation needs the whole curve)."""
-    x = np.log2(np.asarray(d_ks, dtype=float))
-    y = np.asarray(diffs, dtype=float)
-    y = y[np.all(np.isfinite(y), axis=1)]
-    if y.shape[0] < MIN_SEEDS or x.size < 2:
-        return Crossover(None, None, None)
-    mean = y.mean(axis=0)
+def last_up(x: np.ndarray, mean: np.ndarray) -> float | None:
+    """Where `mean` (at points x) last crosses 0 from below, linear between points; None if never."""
     ups = [j for j in range(x.size - 1) if mean[j] <= 0 < mean[j + 1]]
     if not ups:
-        return Crossover(None, None, None)
+        return None
     j = ups[-1]
-    x_star = x[j] + (x[j + 1] - x[j]) * (0 - mean[j]) / (mean[j + 1] - mean[j])
+    return float(x[j] + (x[j + 1] - x[j]) * (0 - mean[j]) / (mean[j + 1] - mean[j]))
+
+
+def whole_curves(d_ks, diffs) -> tuple[np.ndarray, np.ndarray]:
+    """(log2 d_k, the seeds of diffs [seeds, d_ks] with every point finite): the interpolation
+    needs each seed's whole curve."""
+    y = np.asarray(diffs, dtype=float)
+    return np.log2(np.asarray(d_ks, dtype=float)), y[np.all(np.isfinite(y), axis=1)]
+
+
+def zero_band(x: np.ndarray, y: np.ndarray, alpha: float = ALPHA) -> tuple[np.ndarray, np.ndarray]:
+    """(grid in log2 d_k, whether the pointwise (1 - alpha) t-interval of the per-seed
+    interpolated Δ contains 0 there)."""
     grid = np.linspace(x[0], x[-1], int(round((x[-1] - x[0]) * GRID_PER_OCTAVE)) + 1)
     _, lo, hi = mean_ci(_interpolate(x, y, grid).T, 1 - alpha)
-    holds_zero = (lo <= 0) & (hi >= 0)
+    return grid, (lo <= 0) & (hi >= 0)
+
+
+def crossover(d_ks, diffs, alpha: float = ALPHA) -> Crossover:
+    """d* where the mean of diffs [seeds, d_ks] crosses 0 from below for the last time,
+    linear in log2 d_k, and its interval by inverting the pointwise t-test around it.
+
+    Seeds with a missing point are left out (the interpolation needs the whole curve)."""
+    x, y = whole_curves(d_ks, diffs)
+    if y.shape[0] < MIN_SEEDS or x.size < 2:
+        return Crossover(None, None, None)
+    x_star = last_up(x, y.mean(axis=0))
+    if x_star is None:
+        return Crossover(None, None, None)
+    grid, holds_zero = zero_band(x, y, alpha)
     k = int(np.argmin(np.abs(grid - x_star)))
     left, right = k, k
     while left > 0 and holds_zero[left - 1]:

@@ -22,6 +22,8 @@ from experiments.analysis.stats import profile
 from experiments.analysis.verdicts import every_variant
 from experiments.analysis.verdicts import quality_profile as qp
 from experiments.analysis.verdicts import quality_rules
+from experiments.analysis.verdicts import robust
+from experiments.analysis.verdicts import sensitivity as margin_sensitivity
 from experiments.analysis.verdicts import transfer
 from experiments.analysis.tables import diverged
 from experiments.analysis.verdicts.rules import FAILS, FEW, HOLDS, UNMEASURED, UNSURE, Part, Verdict, fewest, verdict_of
@@ -30,7 +32,8 @@ from experiments.analysis.verdicts.section import Lacks, Section, Table, no_data
 
 PAIR = ("additive", "unscaled")
 NAME = "Quality"
-FIGURES = ["profile", "quality", "steps_survival", "learning_curves", "lr_accuracy", "optimal_lr", "lr_sensitivity"]
+FIGURES = ["profile", "margin_sensitivity", "quality", "steps_survival", "learning_curves", "lr_accuracy",
+           "optimal_lr", "lr_sensitivity"]
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,10 @@ class Cell:
     lr_parts: dict[str, Part] = field(default_factory=dict)
     diverged: int = 0  # runs left out at the chosen rates
     lr_grid: tuple[float, float] | None = None  # (grid step in log2 lr, band per doubling)
+    alike: qp.AlikeRule = qp.AlikeRule()
+    checks: dict[str, tuple[robust.Check, ...]] = field(default_factory=dict)  # per clause label
+    crossing: robust.CrossingBothWays | None = None  # d*'s interval beyond the local one
+    sensitivity: margin_sensitivity.Sensitivity | None = None  # the verdict by margin
 
     @property
     def seeds(self) -> int:
@@ -135,14 +142,16 @@ def quality_cell(every: pd.DataFrame, history=None) -> list[dict]:
             for d in d_ks]
 
 
-def profile_parts(p: qp.CellProfile, margin: float) -> tuple[list[Part], profile.Crossover | None, int | None]:
-    """(the judged clauses (a) ahead, (a) alike, (b), the crossover d*, the fix's "from which d_k")."""
+def profile_parts(p: qp.CellProfile, margin: float, alike: qp.AlikeRule = qp.AlikeRule()
+                  ) -> tuple[list[Part], profile.Crossover | None, int | None]:
+    """(the judged clauses (a) ahead, (a) alike (at the declared d_ks), (b), the crossover d*, the
+    fix's "from which d_k")."""
     largest = p.d_ks[-1] if p.d_ks else 0
     if qp.CLAIM_PAIR in p.diffs:
         d_ks, diffs = p.entered(qp.CLAIM_PAIR)
         cross = quality_rules.crossover_of(d_ks, diffs)
         parts = [quality_rules.ahead_part(d_ks, diffs, largest, margin),
-                 quality_rules.alike_part(d_ks, diffs, margin, cross)]
+                 quality_rules.alike_part(d_ks, diffs, margin, alike.d_ks, alike.share)]
     else:
         cross, parts = None, [quality_rules.not_measured("(a) additive against unscaled", None,
                                                          quality_rules.Missing.NO_ADDITIVE)]
@@ -172,12 +181,14 @@ def lr_view(every: pd.DataFrame, history=None) -> tuple[Verdict | None, dict[str
     return verdict, parts, (lr_views.grid_step(sc), band)
 
 
-def _cell(every: pd.DataFrame, history, fraction: float, margin: float, name: str) -> Cell:
+def _cell(every: pd.DataFrame, history, fraction: float, margin: float, alike: qp.AlikeRule, name: str) -> Cell:
     p = qp.cell_profile(every, history, fraction, name)
-    parts, cross, fix_from = profile_parts(p, margin)
+    parts, cross, fix_from = profile_parts(p, margin, alike)
     view, lr_parts, grid = lr_view(every, history)
     n_div = len(diverged.diverged(lr_select.at_best(every, history)))
-    return Cell(name, verdict_of(parts), parts, p, cross, fix_from, margin, view, lr_parts, n_div, grid)
+    by_margin = margin_sensitivity.sensitivity(p, margin, lambda m: profile_parts(p, m, alike)[0])
+    return Cell(name, verdict_of(parts), parts, p, cross, fix_from, margin, view, lr_parts, n_div, grid, alike,
+                robust.clause_checks(parts, p, margin), robust.crossing_both_ways(p), by_margin)
 
 
 def _tables(s: pd.DataFrame, history, cells: list[Cell]) -> list[Table]:
@@ -190,7 +201,8 @@ def _tables(s: pd.DataFrame, history, cells: list[Cell]) -> list[Table]:
     rows = tuple({"task": c[0], "optimizer": c[1], **r} for c in conds
                  for r in quality_cell(load.at_condition(s, c), history))
     margins = {c: cell.margin for c, cell in zip(conds, cells)}
-    tables = [Table("profile", profile_rows, {"margins": margins}), Table("quality", rows)]
+    tables = [Table("profile", profile_rows, {"margins": margins}), Table("quality", rows),
+              *robust_tables(cells)]
     gain = lr_select.optimism(lr_select.at_chosen(s, history))
     if len(gain):
         tables.append(Table("optimism", frame=gain))
@@ -199,6 +211,17 @@ def _tables(s: pd.DataFrame, history, cells: list[Cell]) -> list[Table]:
                    Table("drift", frame=lr_views.drift_table(s, history)),
                    Table("sensitivity", frame=lr_views.sensitivity_table(s, history))]
     return tables + [Table("britz")]
+
+
+def robust_tables(cells: list[Cell]) -> list[Table]:
+    """The verdict by margin, every t-test with the sign-flip test beside it, and d*'s interval
+    both ways: one table each, left out where no cell has rows."""
+    tables = [Table("margin_sensitivity", tuple({"cell": c.sensitivity} for c in cells if c.sensitivity)),
+              Table("robust_tests", tuple({"cell": c.name, "check": k} for c in cells
+                                          for checks in c.checks.values() for k in checks)),
+              Table("crossing", tuple({"cell": c.name, "d*": c.crossover, "both ways": c.crossing}
+                                      for c in cells if c.crossover is not None and c.crossover.d_star))]
+    return [t for t in tables if t.rows]
 
 
 def bits_table(c: every_variant.ConditionVariants) -> Table:
@@ -224,7 +247,8 @@ def quality(res: load.Results) -> Section:
     cells, variants = [], []
     for cond in load.conditions(s):
         every = load.at_condition(s, cond)
-        cells.append(_cell(every, res.history, fraction, qp.margin_of(res, cond[0]), lr_views.label(cond)))
+        cells.append(_cell(every, res.history, fraction, qp.margin_of(res, cond[0]), qp.alike_rule_of(res, cond[0]),
+                           lr_views.label(cond)))
         variants.append(every_variant.condition(every, res.history, reference, fraction))
     sides = [transfer.side_of(c, *cond) for c, cond in zip(cells, load.conditions(s))]
     detail = QualityReading(res.primary, margin, _edges(s, res.history),

@@ -33,6 +33,10 @@ from experiments.analysis.tables import load
 from experiments.analysis.verdicts.rules import Answer
 
 ALIKE_MARGIN = 0.05  # AUC: "alike" within ±this, declared before the data (conf/analysis.yaml)
+# The small d_k at which "alike" is judged, and the share of them (of those swept and entered)
+# at which TOST must hold: declared, never a cutoff estimated from the data (conf/analysis.yaml).
+ALIKE_D_KS = (4, 8)
+ALIKE_SHARE = 1.0
 LEARNED_FRACTION = 0.25  # of the way from chance to scaled's best AUC: a d_k where scaled learned
 # (a, b): Δ = a − b, seed by seed; the first is sub-claim 4's pair, the second its fix. The
 # last sets additive's hidden width apart (d_hidden 64, not d_k): reported, never judged.
@@ -73,6 +77,23 @@ def margin_of(res: load.Results, task: str) -> float:
     declares one (tasks.<task>.alike_margin), else the global one."""
     own = ((getattr(res, "declared", None) or {}).get("tasks") or {}).get(task) or {}
     return float(own["alike_margin"]) if own.get("alike_margin") is not None else declared(res)[0]
+
+
+@dataclass(frozen=True)
+class AlikeRule:
+    """Where (a)'s "alike" is judged: TOST at each declared d_k that was swept and entered, 'yes'
+    when it holds at `share` of them or more."""
+    d_ks: tuple[int, ...] = ALIKE_D_KS
+    share: float = ALIKE_SHARE
+
+
+def alike_rule_of(res: load.Results, task: str) -> AlikeRule:
+    """The alike rule of a (task, optimizer) cell: the task's own d_ks and share where
+    conf/analysis.yaml declares them (tasks.<task>.alike_d_ks, .alike_share), else the global ones."""
+    given = getattr(res, "declared", None) or {}
+    own = (given.get("tasks") or {}).get(task) or {}
+    pick = lambda key, default: own.get(key) if own.get(key) is not None else given.get(key, default)  # noqa: E731
+    return AlikeRule(tuple(int(d) for d in pick("alike_d_ks", ALIKE_D_KS)), float(pick("alike_share", ALIKE_SHARE)))
 
 
 def pair_name(pair: tuple[str, str]) -> str:

@@ -6,9 +6,11 @@ d_ks and per-seed differences [seeds, d_ks] over the d_ks that entered (quality_
       the range where additive is ahead; YES if it includes the largest swept d_k,
       NO if additive is behind there or alike (TOST within the margin).
     crossover: d* where the mean profile crosses 0, with its interval (stats.profile).
-    alike: TOST against the declared margin at each d_k below d* (every d_k where
-      the profile never crosses); 'yes' if equivalent at one of them. Its power at
-      the measured paired sd is stated per d_k.
+    alike: TOST against the declared margin at each of the declared small d_ks that was
+      swept and entered (conf/analysis.yaml: alike_d_ks), never below a cutoff estimated
+      from the data; 'yes' where it holds at the declared share of them (alike_share), 'no'
+      where the interval lies wholly outside ±margin at more than 1 − share of them. Its
+      power at the measured paired sd is stated per d_k.
 (b) scaled − unscaled: the same step-down with the margin as null says from which
     d_k on scaled is ahead by more than the margin; 'yes' if scaled is ahead (null 0)
     at the largest swept d_k, 'no' if behind or alike there.
@@ -38,7 +40,7 @@ ALPHA = profile.ALPHA
 class Missing(Enum):
     """Why a clause of the profile measured nothing."""
     NONE_ENTERED = "no d_k entered"  # scaled and neither variant of the pair learned at one d_k
-    NONE_BELOW_D_STAR = "none below d*"
+    NONE_DECLARED = "none of the declared d_ks entered"
     NO_ADDITIVE = "no additive runs"
 
 
@@ -57,9 +59,12 @@ class AheadAt:
 
 @dataclass(frozen=True)
 class Equivalent:
-    """(a): equivalent within ±margin at some d_k at or below `d_star` (None: no crossing)."""
+    """(a): equivalent within ±margin at `share` or more of the `declared` d_ks; `judged`: those
+    of them that were swept and entered (the others cannot count either way)."""
     margin: float
-    d_star: float | None
+    declared: tuple[int, ...]
+    share: float
+    judged: tuple[int, ...]
 
 
 @dataclass(frozen=True)
@@ -74,8 +79,8 @@ def _at(d_ks, diffs, j) -> tuple:
     return x, (mean_ci(x) if count(x) else NAN_INTERVAL), int(count(x))
 
 
-def not_measured(label: str, question, why: Missing) -> Part:
-    return Part(label, question, Answer.FEW, NAN_INTERVAL, 0, math.nan, missing=why)
+def not_measured(label: str, question, why: Missing, test: Method = Method.INTERVAL) -> Part:
+    return Part(label, question, Answer.FEW, NAN_INTERVAL, 0, math.nan, test=test, missing=why)
 
 
 def _not_ahead(x, margin: float) -> bool:
@@ -116,27 +121,36 @@ def crossover_of(d_ks, diffs) -> profile.Crossover:
     return profile.crossover(d_ks, diffs) if len(d_ks) >= 2 else profile.Crossover(None, None, None)
 
 
-def alike_part(d_ks, diffs, margin: float, cross: profile.Crossover,
+def alike_part(d_ks, diffs, margin: float, declared, share: float,
                label: str = "(a) additive and unscaled alike") -> Part:
-    """TOST at ±margin at each d_k below d* (all d_ks without a crossing): 'yes' if equivalent at
-    one, 'no' if the interval lies wholly outside ±margin at every one, else 'unclear'."""
-    question = Equivalent(margin, cross.d_star)
-    cols = [j for j, d in enumerate(d_ks) if cross.d_star is None or d <= cross.d_star]
-    if not cols:
-        return not_measured(label, question, Missing.NONE_BELOW_D_STAR)
+    """TOST at ±margin at each declared d_k that entered: 'yes' at `share` of them or more, 'no'
+    where the interval lies wholly outside ±margin at more than 1 − share of them, else 'unclear'
+    (see share_answer); `ci` is at the judged d_k furthest from equivalence (largest TOST p)."""
+    judged = tuple(int(d) for d in d_ks if d in set(declared))
+    question = Equivalent(margin, tuple(int(d) for d in declared), share, judged)
+    if not judged:
+        return not_measured(label, question, Missing.NONE_DECLARED, Method.TOST)
     diffs = np.asarray(diffs, dtype=float)
+    cols = [list(d_ks).index(d) for d in judged]
     reads = {j: Answer(profile.equivalent(diffs[:, j], margin)) for j in cols}
-    hits = [d_ks[j] for j in cols if reads[j] is Answer.YES]
-    shown = max((j for j in cols if reads[j] is Answer.YES), default=None)
-    if shown is None:  # the d_k nearest to equivalence
-        shown = min(cols, key=lambda j: abs(np.nanmean(diffs[:, j])) if count(diffs[:, j]) else math.inf)
+    hits = tuple(int(d_ks[j]) for j in cols if reads[j] is Answer.YES)
+    worst = lambda j: profile.tost_p(diffs[:, j], margin)  # noqa: E731
+    shown = max(cols, key=lambda j: worst(j) if math.isfinite(worst(j)) else math.inf)
     x, ci, n = _at(d_ks, diffs, shown)
-    values = set(reads.values())
-    answer = (Answer.YES if hits else Answer.FEW if values == {Answer.FEW} else Answer.NO if values == {Answer.NO}
-              else Answer.UNCLEAR)
     power = tuple((int(d_ks[j]), _power(diffs[:, j], margin)) for j in cols)
-    return Part(label, question, answer, ci, n, detectable(x) if n else math.nan, 3, Method.TOST,
-                tuple(int(d) for d in hits), int(d_ks[shown]), power)
+    return Part(label, question, share_answer(list(reads.values()), share), ci, n,
+                detectable(x) if n else math.nan, 3, Method.TOST, hits, int(d_ks[shown]), power)
+
+
+def share_answer(reads: list[Answer], share: float) -> Answer:
+    """'yes' where TOST said yes at `share` of the judged d_ks or more, 'no' where it said no (wholly
+    outside ±margin) at more than 1 − share of them, 'few' where every one had too few seeds."""
+    k, tol = len(reads), 1e-9
+    if reads.count(Answer.YES) >= share * k - tol:
+        return Answer.YES
+    if reads.count(Answer.NO) > (1 - share) * k + tol:
+        return Answer.NO
+    return Answer.FEW if set(reads) == {Answer.FEW} else Answer.UNCLEAR
 
 
 def _power(x, margin: float) -> float:

@@ -132,6 +132,6 @@ def verdict_of(parts: list[Part] | list[Answer]) -> Verdict:
 def fewest(parts: list[Part] | list[Answer]) -> int:
     """The fewest seeds of a clause that had too few (n = 0 is "not measured", not "too few");
     0 where none had too few."""
-    few = [p.n for p in parts if isinstance(p, Part) and p.answer is Answer.FEW]
-    return min(few) if few and min(few) > 0 else 0
+    few = [p.n for p in parts if isinstance(p, Part) and p.answer is Answer.FEW and p.n > 0]
+    return min(few) if few else 0
 
