@@ -79,9 +79,9 @@ def _quality(sections):
     return next(s for s in sections[1] if s.key == "quality")
 
 
-def test_a_cell_reads_its_tasks_margin_and_the_others_the_global_one(folder):
-    for own, fix_from in ((0.2, 64), (None, 32)):
-        quality = vq.quality(_load(folder, charlm={"alike_margin": own}))
+def test_a_cell_reads_its_tasks_margin_and_the_others_the_global_one(folder, sections):
+    undeclared = vq.quality(_load(folder, charlm={"alike_margin": None}))
+    for own, fix_from, quality in ((0.2, 64, _quality(sections)), (None, 32, undeclared)):  # sections: 0.2
         cells = {c.name: c for c in quality.cells}
         text_cell, toy = cells["charlm/adam"], cells["assoc_recall/adam"]
         assert text_cell.margin == (own or 0.05) and toy.margin == 0.05
