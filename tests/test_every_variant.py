@@ -208,9 +208,10 @@ def test_never_run_is_told_apart_from_did_not_learn():
     assert p.why_unmeasured() == {qp.NOT_LEARNED: [4], qp.NEVER_RUN: [32]}
     rows = {r.d_k: (r.entered, r.out) for r in qp.profile_rows(p, qp.ALIKE_MARGIN)}
     assert rows == {4: (False, qp.NOT_LEARNED), 8: (True, None), 16: (True, None), 32: (False, qp.NEVER_RUN)}
-    (cell,) = quality.quality(results_of(s)).cells
+    section = quality.quality(results_of(s))
+    (cell,) = section.cells
     assert cell.dk_profile.why_unmeasured() == {qp.NOT_LEARNED: [4], qp.NEVER_RUN: [32]}
-    (said,) = answer_lines([quality.quality(results_of(s))])
+    (said,) = answer_lines([section])
     assert f"{d_k_list([4])}: {OUT[qp.NOT_LEARNED]}" in said
     assert f"{d_k_list([32])}: {OUT[qp.NEVER_RUN]}" in said
 
