@@ -134,8 +134,8 @@ def alike_part(d_ks, diffs, margin: float, declared, share: float,
     cols = [list(d_ks).index(d) for d in judged]
     reads = {j: Answer(profile.equivalent(diffs[:, j], margin)) for j in cols}
     hits = tuple(int(d_ks[j]) for j in cols if reads[j] is Answer.YES)
-    worst = lambda j: profile.tost_p(diffs[:, j], margin)  # noqa: E731
-    shown = max(cols, key=lambda j: worst(j) if math.isfinite(worst(j)) else math.inf)
+    tost = {j: profile.tost_p(diffs[:, j], margin) for j in cols}
+    shown = max(cols, key=lambda j: tost[j] if math.isfinite(tost[j]) else math.inf)
     x, ci, n = _at(d_ks, diffs, shown)
     power = tuple((int(d_ks[j]), _power(diffs[:, j], margin)) for j in cols)
     return Part(label, question, share_answer(list(reads.values()), share), ci, n,
