@@ -5,12 +5,14 @@ the doc's command lines run, shrunk to a few steps, through train, probe,
 collect and report."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pandas as pd
@@ -105,16 +107,46 @@ def test_the_doc_commands_run(project):
     assert set(pd.read_parquet(results / "probe.parquet")["task"]) == {"toy_copy"}
 
 
-def test_toy_variant_option_typo_fails_naming_the_key(project):
-    _, cli = project
-    proc = cli("experiments.train", "attention=toy_temp", "attention.init_tmp=2", ok=False)
-    assert proc.returncode == 2 and "init_tmp" in proc.stderr and "Traceback" not in proc.stderr
-    proc = cli("experiments.train", "attention=toy_temp", "attention.init_temp=-1", ok=False)
-    assert proc.returncode == 2 and "attention.init_temp" in proc.stderr
+# train's pre-flight (what the command runs before anything else, tests/test_bad_input.py) on each
+# command line, in one process of the copy: [exit code, stderr] per command line
+PREFLIGHT = textwrap.dedent('''
+    import contextlib, io, json, sys
+    from experiments.app import config, preflight, ranges
+    out = []
+    for argv in json.loads(sys.argv[1]):
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            try:
+                preflight.check_command_line("train", argv, config.validate, ranges.validate_jobs)
+                code = 0
+            except SystemExit as stop:
+                code = stop.code
+        out.append([code, err.getvalue()])
+    print(json.dumps(out))
+''')
+TYPOS = {"option": ["attention=toy_temp", "attention.init_tmp=2"],
+         "value": ["attention=toy_temp", "attention.init_temp=-1"], "name": ["attention=toy_tmp"]}
 
 
-def test_a_misspelt_name_lists_the_variant_without_a_yaml(project):
-    _, cli = project
-    proc = cli("experiments.train", "attention=toy_tmp", ok=False)
-    [line] = proc.stderr.strip().splitlines()
-    assert proc.returncode == 2 and "toy_temp" in line.split("allowed: ")[1].split(", ")
+@pytest.fixture(scope="module")
+def typos(project):
+    """{typo: (exit code, stderr)} of train's pre-flight on each of TYPOS in the copy."""
+    root, _ = project
+    proc = subprocess.run([sys.executable, "-c", PREFLIGHT, json.dumps(list(TYPOS.values()))], cwd=root,
+                          env={**os.environ, "PYTHONPATH": str(root / "src")}, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return dict(zip(TYPOS, map(tuple, json.loads(proc.stdout.strip().splitlines()[-1]))))
+
+
+def test_toy_variant_option_typo_fails_naming_the_key(typos):
+    code, err = typos["option"]
+    assert code == 2 and "init_tmp" in err and "Traceback" not in err
+    code, err = typos["value"]
+    assert code == 2 and "attention.init_temp" in err
+
+
+def test_a_misspelt_name_lists_the_variant_without_a_yaml(typos):
+    code, err = typos["name"]
+    [line] = err.strip().splitlines()
+    assert code == 2 and "toy_temp" in line.split("allowed: ")[1].split(", ")
