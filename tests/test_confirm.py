@@ -10,7 +10,7 @@ from hydra import initialize_config_dir
 from omegaconf import OmegaConf
 from test_lanes import compose_train
 
-from experiments import train
+from experiments import confirm, train
 from experiments.analysis import results as analysis_results
 from experiments.analysis.lr import select
 from experiments.app import confirm_job, preflight
@@ -22,10 +22,10 @@ SELECTION = ["cell=adam_assoc_recall", "train.n_seeds=2", "optimizer.lr_grid=[1e
 
 def _confirm(root, **keys):
     cfg = OmegaConf.create({"results_dir": str(root), "for_cell": "adam_assoc_recall", "n_seeds": 2,
-                            "seed_from": 2, "train": [], **keys})
+                            "seed_from": 2, "train": [], "stage": 1, **keys})
     confirm_job.validate(cfg)
     with initialize_config_dir(config_dir=CONF_DIR, version_base="1.3"):
-        return confirm_job.run(cfg)
+        return confirm.run(cfg)
 
 
 def test_confirmation_trains_fresh_seeds_at_the_chosen_rate_only(tmp_path):
@@ -124,3 +124,58 @@ def test_the_report_says_which_seeds_chose_and_which_were_judged():
 
 def _chosen(summary):
     return summary, select.at_chosen(summary)
+
+
+def test_stage_two_trains_only_the_extra_seeds_a_clause_needs(tmp_path, monkeypatch):
+    """Stage 2 refuses before stage 1, writing nothing; then trains the
+    extra seeds seeds_per_run asks for (here forced: a scaled-only cell has no clause to size),
+    at stage 1's rate, records both stages, and a relaunch trains nothing."""
+    from experiments.analysis.verdicts import top_up
+    from experiments.app import top_up_job
+    from experiments.app.errors import ConfigError
+
+    design = top_up.TwoStage(first_seeds=3, max_seeds=5)
+    monkeypatch.setattr(top_up_job, "declared", lambda root, own=top_up_job.declared: (design, own(root)[1]))
+    monkeypatch.setattr(top_up, "seeds_per_run", lambda ups: {("scaled", 16): 5})
+    train.run(compose_train(*SELECTION, "attention=scaled", f"results_dir={tmp_path}"))
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+    with pytest.raises(ConfigError, match=r"^stage: stage 2 needs stage 1 first"):
+        _confirm(tmp_path, stage=2)
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before
+    stage_one = _confirm(tmp_path, n_seeds=3)
+    extra = _confirm(tmp_path, stage=2)
+    chosen = stage_one[0]["lr"]
+    assert [(s["seed"], s["lr"]) for s in extra] == [(5, chosen), (6, chosen)]
+    [entry] = json.loads((tmp_path / confirm_job.OUTPUT).read_text())["cells"]
+    assert (entry["stage_1_seeds"], entry["stage_2_seeds"], entry["confirm_seeds"]) == ([2, 3, 4], [5, 6],
+                                                                                        [2, 3, 4, 5, 6])
+    again = _confirm(tmp_path, stage=2)
+    assert [s["wall_time_s"] for s in again] == [s["wall_time_s"] for s in extra]
+    assert len(collect.collect_runs(tmp_path)[0]) == 4 + 3 + 2
+
+
+def test_a_stage_out_of_range_is_one_line(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as stop:
+        preflight.check_command_line("confirm", [f"results_dir={tmp_path}", "for_cell=adam_mqar", "stage=3"],
+                                     confirm_job.validate)
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.startswith("error: stage: must be 1") and len(err.splitlines()) == 1, err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_stage_two_refuses_while_stage_one_is_short():
+    """One stage-1 run missing, one at another rate, one not ended: each stops stage 2."""
+    import pandas as pd
+
+    from experiments.app import top_up_job
+    from experiments.app.errors import ConfigError
+
+    entries = {("scaled", 16): {"lr": 3e-3}, ("unscaled", 16): {"lr": 1e-3}}
+    runs = pd.DataFrame([dict(attention=v, d_k=16, seed=s, lr=entries[(v, 16)]["lr"], status="completed")
+                         for v, _ in entries for s in (2, 3, 4)])
+    assert len(top_up_job.stage_one_runs(runs, entries, [2, 3, 4], "c")) == 6
+    for short in (runs.iloc[1:], runs.assign(lr=runs["lr"].where(runs.index != 4, 1e-2)),
+                  runs.assign(status=runs["status"].where(runs.index != 0, "running"))):
+        with pytest.raises(ConfigError, match=r"^stage: stage 1 is not complete: 1 of 6 runs"):
+            top_up_job.stage_one_runs(short, entries, [2, 3, 4], "c")

@@ -49,4 +49,4 @@ def test_schemas_are_registered_in_app_config():
     # the analysis commands (plot, report, dashboard) register their own: their schema's
     # defaults come from the verdicts, which the other commands need not import
     stores = sorted(p.relative_to(SRC).as_posix() for p in SRC.rglob("*.py") if "ConfigStore" in p.read_text())
-    assert stores == ["experiments/app/analysis_cli.py", "experiments/app/config.py"]
+    assert stores == ["experiments/app/analysis_schema.py", "experiments/app/config.py"]

@@ -12,6 +12,11 @@ claims): a relaunch skips what is done, a larger n_seeds trains only the new
 seeds. ${results_dir}/confirm.json records the chosen rates and both seed
 ranges per (task, optimizer, variant, d_k); the analysis tells the phases apart
 by seed (conf/analysis.yaml's confirm_seeds_from).
+
+`stage=2`: the two-stage confirmation's top-up (conf/analysis.yaml's two_stage): after stage 1
+(the first two_stage.first_seeds confirmation seeds of every (variant, d_k)), the seeds each
+clause still undecided needs for two_stage.power at its observed Δ, up to two_stage.max_seeds,
+at the same rates (app.top_up_job). It refuses while stage 1 is incomplete.
 """
 from __future__ import annotations
 
@@ -19,10 +24,18 @@ from experiments.app import interrupt
 
 interrupt.watch_imports()  # before the heavy imports below (see app.interrupt)
 
-from experiments.app.command import make_main
-from experiments.app.confirm_job import run, validate
+from omegaconf import DictConfig
 
-main = make_main("confirm", run, validate)
+from experiments.app import confirm_job, top_up_job
+from experiments.app.command import make_main
+
+
+def run(cfg: DictConfig) -> list[dict]:
+    """Stage 1 (app.confirm_job) or, with stage=2, its top-up (app.top_up_job)."""
+    return (top_up_job.run if cfg.stage == 2 else confirm_job.run)(cfg)
+
+
+main = make_main("confirm", run, confirm_job.validate)
 
 if __name__ == "__main__":
     main()

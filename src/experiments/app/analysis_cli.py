@@ -15,67 +15,21 @@ import json
 import math
 import os
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import Callable, Sequence
 
 import pandas as pd
 from hydra import compose, initialize_config_dir
-from hydra.core.config_store import ConfigStore
 from omegaconf import OmegaConf
 
 from attention.checks import check
 from experiments.analysis import results as analysis_results
 from experiments.analysis.tables import load, steps_to
-from experiments.analysis.verdicts.every_variant import REFERENCE
-from experiments.analysis.verdicts.quality_profile import ALIKE_D_KS, ALIKE_MARGIN, ALIKE_SHARE, LEARNED_FRACTION
+from experiments.analysis.verdicts.top_up import TwoStage, check_design
 from experiments.store.collect import RECORDED, run_folders
+from experiments.app.analysis_schema import PRIMARY_METRICS, AnalysisConfig, TaskDeclaration
 from experiments.app.errors import CONF_DIR, ConfigError, explain
 from experiments.app.preflight import check_output_dir, check_path_length, check_single_values, path_exists
-
-
-@dataclass
-class TaskDeclaration:
-    """What a task's clauses read, where it differs from the retrieval tasks' defaults."""
-    # the validation metric whose AUC over training every clause and rate choice reads; only
-    # accuracy is recorded per evaluation for every task, so it is the one a task may declare
-    primary_metric: str = "accuracy"
-    alike_margin: Optional[float] = None  # None: the global alike_margin
-    alike_d_ks: Optional[list[int]] = None  # None: the global alike_d_ks
-    alike_share: Optional[float] = None  # None: the global alike_share
-    threshold: Optional[float] = None  # "steps to", counted from the runs' curves (tables.steps_to)
-
-
-PRIMARY_METRICS = ("accuracy",)
-
-
-@dataclass
-class AnalysisConfig:
-    results_dir: str = "results"
-    # The condition the d_k-sweep figures and the end-of-training sections read, named here
-    # rather than picked from the data (a tie-break on run counts would let them decide).
-    primary_optimizer: str = "adam"
-    primary_task: Optional[str] = None  # None: the one task run with primary_optimizer
-    # Sub-claim 4's margins, declared before the data (never derived from it): "alike" is
-    # |Δ AUC| < alike_margin by TOST; a d_k enters where scaled covered learned_fraction of
-    # the way from chance to its best AUC in that (task, optimizer).
-    alike_margin: float = ALIKE_MARGIN
-    # "alike" is judged at these small d_k (those a cell swept and entered), holding where TOST
-    # does at alike_share of them or more
-    alike_d_ks: list[int] = field(default_factory=lambda: list(ALIKE_D_KS))
-    alike_share: float = ALIKE_SHARE
-    learned_fraction: float = LEARNED_FRACTION
-    # Seeds from this one on are confirmation seeds (experiments.confirm): they never choose
-    # a rate, and where a cell has them they alone are judged. None: every seed selects.
-    confirm_seeds_from: Optional[int] = 8
-    # The variant every other is compared with, seed by seed, in the report's "Every variant"
-    # tables (accuracy AUC); the claim's own pairs (sub-claim 4) do not change with it.
-    reference_variant: str = REFERENCE
-    # per task, declared before its data: {task name: TaskDeclaration}
-    tasks: dict[str, TaskDeclaration] = field(default_factory=dict)
-
-
-ConfigStore.instance().store(name="analysis_schema", node=AnalysisConfig)
 
 
 def _first_line(e: BaseException) -> str:
@@ -136,7 +90,19 @@ def compose_config(argv: Sequence[str]) -> AnalysisConfig:
                           alike_margin=float(cfg.alike_margin), alike_d_ks=[int(d) for d in cfg.alike_d_ks],
                           alike_share=float(cfg.alike_share), learned_fraction=float(cfg.learned_fraction),
                           confirm_seeds_from=None if cfg.confirm_seeds_from is None else int(cfg.confirm_seeds_from),
-                          reference_variant=str(cfg.reference_variant), tasks=tasks)
+                          reference_variant=str(cfg.reference_variant), tasks=tasks,
+                          two_stage=two_stage_of(cfg.two_stage))
+
+
+def two_stage_of(node) -> TwoStage:
+    """The declared two-stage design, checked (one line naming the field out of range)."""
+    design = TwoStage(int(node.first_seeds), [float(a) for a in node.alphas], float(node.power),
+                      int(node.max_seeds))
+    try:
+        check_design(design)
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+    return design
 
 
 def _task_declaration(name: str, decl) -> TaskDeclaration:

@@ -43,6 +43,9 @@ class ConfirmConfig:
     # key is the train command's config group, and Hydra would load the cell's file here)
     for_cell: str = ""
     n_seeds: int = 8  # confirmation seeds per (variant, d_k)
+    # 1: train n_seeds seeds; 2: the two-stage top-up (conf/analysis.yaml's two_stage), the
+    # extra seeds each undecided clause needs after the first first_seeds (app.top_up_job)
+    stage: int = 1
     seed_from: int = 8  # the first confirmation seed; seeds below it are the selection's
     # train overrides every confirmation job takes (e.g. runtime.threads=1)
     train: list[str] = field(default_factory=list)

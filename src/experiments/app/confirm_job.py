@@ -37,6 +37,8 @@ def validate(cfg: DictConfig) -> None:
     """The cell exists, the seed counts are in range, results_dir holds run folders."""
     check(cfg.for_cell in cells(), "for_cell", f"must be one of {', '.join(cells())}", cfg.for_cell)
     check(cfg.n_seeds >= 1, "n_seeds", "must be >= 1", cfg.n_seeds)
+    check(cfg.stage in (1, 2), "stage", "must be 1 (train n_seeds confirmation seeds) or 2 (the top-up "
+          "of conf/analysis.yaml's two_stage)", cfg.stage)
     check(cfg.seed_from >= 1, "seed_from", "must be >= 1 (the seeds below it are the selection's)",
           cfg.seed_from)
     for item in cfg.train:
@@ -83,14 +85,15 @@ def chosen_rates(runs: pd.DataFrame) -> pd.DataFrame:
     return best.assign(source=ids)
 
 
-def job_config(source: Path, lr: float, cfg: DictConfig) -> DictConfig:
+def job_config(source: Path, lr: float, cfg: DictConfig, seed: int, n_seeds: int) -> DictConfig:
+    """The source run's config training seeds seed .. seed+n_seeds-1 at lr, and nothing else changed."""
     job = OmegaConf.load(source / "config.yaml")
-    job.seed = int(cfg.seed_from)
+    job.seed = int(seed)
     job.results_dir = str(cfg.results_dir)
     job.overwrite = False
     job.optimizer.lr = float(lr)
     job.optimizer.lr_grid = None
-    job.train.n_seeds = int(cfg.n_seeds)
+    job.train.n_seeds = int(n_seeds)
     job.train.prune.enabled = False  # one rate: nothing to prune
     job = OmegaConf.merge(job, OmegaConf.from_dotlist(list(cfg.train)))
     try:
@@ -113,7 +116,7 @@ def record(root: Path, best: pd.DataFrame, cfg: DictConfig, selection_seeds: lis
                      selection_seeds=selection_seeds,
                      confirm_seeds=list(range(cfg.seed_from, cfg.seed_from + cfg.n_seeds)))
         entries[key(entry)] = entry
-    out = {"confirm_seeds_from": int(cfg.seed_from), "cells": [entries[k] for k in sorted(entries)]}
+    out = {**old, "confirm_seeds_from": int(cfg.seed_from), "cells": [entries[k] for k in sorted(entries)]}
     atomic_write_text(path, json.dumps(out, indent=2) + "\n")
 
 
@@ -131,7 +134,8 @@ def run(cfg: DictConfig) -> list[dict]:
                           f"(e.g. {open_runs['run_id'].iloc[0]}: {open_runs['status'].iloc[0]}); "
                           "finish the selection (relaunch its train command) first")
     best = chosen_rates(runs)
-    jobs = [job_config(run_dir(root, row["source"]), row["best_lr"], cfg) for _, row in best.iterrows()]
+    jobs = [job_config(run_dir(root, row["source"]), row["best_lr"], cfg, cfg.seed_from, cfg.n_seeds)
+            for _, row in best.iterrows()]
     record(root, best, cfg, sorted(int(s) for s in runs["seed"].unique()))
     progress.say(f"{cfg.for_cell}: {len(jobs)} (variant, d_k) at their chosen rates, seeds "
                  f"{cfg.seed_from}..{cfg.seed_from + cfg.n_seeds - 1}; rates in {root / OUTPUT}")

@@ -61,7 +61,7 @@ def _sd(x: np.ndarray) -> float:
     return float(np.std(x, ddof=1)) if x.size > 1 else math.nan
 
 
-def _fewest(power_at, target: float) -> int | None:
+def fewest_seeds(power_at, target: float) -> int | None:
     """The fewest seeds n in [MIN_SEEDS, MOST_SEEDS] with power_at(n) >= target; None if none.
     Power rises with n at a fixed true Δ and sd, so a bisection finds it."""
     lo, hi = MIN_SEEDS, MOST_SEEDS
@@ -83,8 +83,8 @@ def tost_powers(diff, margin: float, target: float = 0.8) -> tuple[float, float,
         return math.nan, math.nan, None, None
     delta = float(x.mean())
     at = lambda k, d: profile.tost_power(sd, k, margin, d)  # noqa: E731
-    at_observed = _fewest(lambda k: at(k, delta), target) if abs(delta) < margin else None
-    return at(n, 0.0), at(n, delta), _fewest(lambda k: at(k, 0.0), target), at_observed
+    at_observed = fewest_seeds(lambda k: at(k, delta), target) if abs(delta) < margin else None
+    return at(n, 0.0), at(n, delta), fewest_seeds(lambda k: at(k, 0.0), target), at_observed
 
 
 def one_sided_powers(diff, null: float = 0.0, target: float = 0.8) -> tuple[float, int | None]:
@@ -98,4 +98,4 @@ def one_sided_powers(diff, null: float = 0.0, target: float = 0.8) -> tuple[floa
     power = profile.one_sided_power(sd, n, effect)
     if not effect > 0:
         return power, None
-    return power, _fewest(lambda k: profile.one_sided_power(sd, k, effect), target)
+    return power, fewest_seeds(lambda k: profile.one_sided_power(sd, k, effect), target)

@@ -142,24 +142,24 @@ def quality_cell(every: pd.DataFrame, history=None) -> list[dict]:
             for d in d_ks]
 
 
-def profile_parts(p: qp.CellProfile, margin: float, alike: qp.AlikeRule = qp.AlikeRule()
-                  ) -> tuple[list[Part], profile.Crossover | None, int | None]:
+def profile_parts(p: qp.CellProfile, margin: float, alike: qp.AlikeRule = qp.AlikeRule(),
+                  alpha: float = profile.ALPHA) -> tuple[list[Part], profile.Crossover | None, int | None]:
     """(the judged clauses (a) ahead, (a) alike (at the declared d_ks), (b), the crossover d*, the
-    fix's "from which d_k")."""
+    fix's "from which d_k"); each clause's tests at `alpha` (a look's: verdicts.top_up)."""
     largest = p.d_ks[-1] if p.d_ks else 0
     if qp.CLAIM_PAIR in p.diffs:
         d_ks, diffs = p.entered(qp.CLAIM_PAIR)
         cross = quality_rules.crossover_of(d_ks, diffs)
-        parts = [quality_rules.ahead_part(d_ks, diffs, largest, margin),
-                 quality_rules.alike_part(d_ks, diffs, margin, alike.d_ks, alike.share)]
+        parts = [quality_rules.ahead_part(d_ks, diffs, largest, margin, alpha=alpha),
+                 quality_rules.alike_part(d_ks, diffs, margin, alike.d_ks, alike.share, alpha=alpha)]
     else:
         cross, parts = None, [quality_rules.not_measured("(a) additive against unscaled", None,
                                                          quality_rules.Missing.NO_ADDITIVE)]
     fix_from = None
     if qp.FIX_PAIR in p.diffs:
         d_ks, diffs = p.entered(qp.FIX_PAIR)
-        parts.append(quality_rules.fix_part(d_ks, diffs, margin, largest))
-        fix_from = quality_rules.fix_from(d_ks, diffs, margin)
+        parts.append(quality_rules.fix_part(d_ks, diffs, margin, largest, alpha=alpha))
+        fix_from = quality_rules.fix_from(d_ks, diffs, margin, alpha)
     return parts, cross, fix_from
 
 

@@ -83,32 +83,35 @@ def not_measured(label: str, question, why: Missing, test: Method = Method.INTER
     return Part(label, question, Answer.FEW, NAN_INTERVAL, 0, math.nan, test=test, missing=why)
 
 
-def _not_ahead(x, margin: float) -> bool:
+def _not_ahead(x, margin: float, alpha: float = ALPHA) -> bool:
     """Behind (one-sided, alpha), or equivalent within ±margin (TOST): not ahead, by the declared margin."""
-    return profile.one_sided_p(x, 0.0, "less") < ALPHA or Answer(profile.equivalent(x, margin)) is Answer.YES
+    return (profile.one_sided_p(x, 0.0, "less") < alpha
+            or Answer(profile.equivalent(x, margin, alpha)) is Answer.YES)
 
 
-def ahead_part(d_ks, diffs, largest: int, margin: float, label: str = "(a) additive ahead of unscaled") -> Part:
+def ahead_part(d_ks, diffs, largest: int, margin: float, label: str = "(a) additive ahead of unscaled",
+               alpha: float = ALPHA) -> Part:
     """'yes' where the step-down from the largest d_k rejects Δ <= 0 there (and maybe below),
-    'no' where additive is behind or alike (TOST at ±margin) at the largest d_k, else 'unclear'."""
+    'no' where additive is behind or alike (TOST at ±margin) at the largest d_k, else 'unclear'.
+    Every test at level `alpha` (a look's, in a two-stage confirmation: verdicts.top_up)."""
     question = AheadOver(largest)
     if not d_ks:
         return not_measured(label, question, Missing.NONE_ENTERED)
-    from_d = profile.from_which(d_ks, profile.step_down(diffs))
-    return _ahead_at_largest(d_ks, diffs, largest, margin, label, question, from_d)
+    from_d = profile.from_which(d_ks, profile.step_down(diffs, alpha=alpha))
+    return _ahead_at_largest(d_ks, diffs, largest, margin, label, question, from_d, alpha)
 
 
 def _ahead_at_largest(d_ks, diffs, largest: int, margin: float, label: str, question,
-                      from_d: int | None) -> Part:
+                      from_d: int | None, alpha: float = ALPHA) -> Part:
     """'yes' if ahead (one-sided, null 0: the step-down's first test) at the largest swept d_k,
     'no' if behind or alike there, 'unclear' otherwise or where that d_k did not enter; the range
     found is the step-down's, from `from_d` on."""
     x, ci, n = _at(d_ks, diffs, -1)
     if n < MIN_SEEDS:
         answer = Answer.FEW
-    elif d_ks[-1] == largest and profile.one_sided_p(x, 0.0) < ALPHA:
+    elif d_ks[-1] == largest and profile.one_sided_p(x, 0.0) < alpha:
         answer = Answer.YES
-    elif _not_ahead(x, margin):
+    elif _not_ahead(x, margin, alpha):
         answer = Answer.NO
     else:
         answer = Answer.UNCLEAR
@@ -122,7 +125,7 @@ def crossover_of(d_ks, diffs) -> profile.Crossover:
 
 
 def alike_part(d_ks, diffs, margin: float, declared, share: float,
-               label: str = "(a) additive and unscaled alike") -> Part:
+               label: str = "(a) additive and unscaled alike", alpha: float = ALPHA) -> Part:
     """TOST at ±margin at each declared d_k that entered: 'yes' at `share` of them or more, 'no'
     where the interval lies wholly outside ±margin at more than 1 − share of them, else 'unclear'
     (see share_answer); `ci` is at the judged d_k furthest from equivalence (largest TOST p)."""
@@ -132,12 +135,12 @@ def alike_part(d_ks, diffs, margin: float, declared, share: float,
         return not_measured(label, question, Missing.NONE_DECLARED, Method.TOST)
     diffs = np.asarray(diffs, dtype=float)
     cols = [list(d_ks).index(d) for d in judged]
-    reads = {j: Answer(profile.equivalent(diffs[:, j], margin)) for j in cols}
+    reads = {j: Answer(profile.equivalent(diffs[:, j], margin, alpha)) for j in cols}
     hits = tuple(int(d_ks[j]) for j in cols if reads[j] is Answer.YES)
     tost = {j: profile.tost_p(diffs[:, j], margin) for j in cols}
     shown = max(cols, key=lambda j: tost[j] if math.isfinite(tost[j]) else math.inf)
     x, ci, n = _at(d_ks, diffs, shown)
-    power = tuple((int(d_ks[j]), _power(diffs[:, j], margin)) for j in cols)
+    power = tuple((int(d_ks[j]), _power(diffs[:, j], margin, alpha)) for j in cols)
     return Part(label, question, share_answer(list(reads.values()), share), ci, n,
                 detectable(x) if n else math.nan, 3, Method.TOST, hits, int(d_ks[shown]), power)
 
@@ -153,25 +156,26 @@ def share_answer(reads: list[Answer], share: float) -> Answer:
     return Answer.FEW if set(reads) == {Answer.FEW} else Answer.UNCLEAR
 
 
-def _power(x, margin: float) -> float:
+def _power(x, margin: float, alpha: float = ALPHA) -> float:
     x = np.asarray(x, dtype=float)
     x = x[np.isfinite(x)]
-    return profile.tost_power(float(np.std(x, ddof=1)), x.size, margin) if x.size > 1 else math.nan
+    return profile.tost_power(float(np.std(x, ddof=1)), x.size, margin, 0.0, alpha) if x.size > 1 else math.nan
 
 
-def fix_part(d_ks, diffs, margin: float, largest: int, label: str = "(b) scaled ahead of unscaled") -> Part:
+def fix_part(d_ks, diffs, margin: float, largest: int, label: str = "(b) scaled ahead of unscaled",
+             alpha: float = ALPHA) -> Part:
     """From which d_k on scaled − unscaled exceeds the margin (step-down, null = margin); 'yes'
     if scaled is ahead (null 0) at the largest swept d_k, 'no' if behind or alike there."""
     question = AheadAt(largest, margin)
     if not d_ks:
         return not_measured(label, question, Missing.NONE_ENTERED)
-    from_d = profile.from_which(d_ks, profile.step_down(diffs, margin))
-    return _ahead_at_largest(d_ks, diffs, largest, margin, label, question, from_d)
+    from_d = profile.from_which(d_ks, profile.step_down(diffs, margin, alpha))
+    return _ahead_at_largest(d_ks, diffs, largest, margin, label, question, from_d, alpha)
 
 
-def fix_from(d_ks, diffs, margin: float) -> int | None:
+def fix_from(d_ks, diffs, margin: float, alpha: float = ALPHA) -> int | None:
     """The smallest d_k from which scaled − unscaled exceeds the margin (the step-down)."""
-    return profile.from_which(d_ks, profile.step_down(diffs, margin)) if d_ks else None
+    return profile.from_which(d_ks, profile.step_down(diffs, margin, alpha)) if d_ks else None
 
 
 def lr_slope_part(variant: str, slopes, band: float, predicted: float | None, from_d_k: int | None = None) -> Part:
