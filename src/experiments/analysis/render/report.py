@@ -15,12 +15,14 @@ from experiments.analysis.tables import load
 from experiments.analysis.lr import select as lr_select
 from experiments.analysis.tables import diverged
 from experiments.analysis.render import conditions as conds
+from experiments.analysis.render import controls as controls_words
 from experiments.analysis.render import every_variant as ev
 from experiments.analysis.render import quick_look
 from experiments.analysis.render import transfer
 from experiments.analysis.render.answer import answer_lines
 from experiments.analysis.render.clauses import INTERVALS
 from experiments.analysis.render.words import claim, headline, notes, reason, rule, rule_brief, tables, verdict_words
+from experiments.analysis.verdicts import controls as controls_reading
 from experiments.analysis.verdicts.section import Section
 
 FIGURE_NEEDS = {  # figure stem -> the table it is drawn from (the link is written when that exists)
@@ -29,6 +31,7 @@ FIGURE_NEEDS = {  # figure stem -> the table it is drawn from (the link is writt
     "learning_curves": ("history",), "steps_survival": ("summary",), "cost": ("cost",),
     "logit_growth": ("history",), "lr_accuracy": ("summary",), "optimal_lr": ("summary",),
     "lr_sensitivity": ("summary",), "profile": ("summary",), "largest_logit": ("history",),
+    "mechanism": ("history",),
     "margin_sensitivity": ("summary",),
 }
 PER_CONDITION = {"learning_curves": ("history", "learning curves"), "steps_survival": ("summary", "steps survival"),
@@ -154,7 +157,16 @@ def render(res: load.Results, sections: list[Section], answer: str | None = None
     if missing:
         head.append("Missing from this results folder: " + ", ".join(missing) + ".")
     body = [md for s in sections for md in (section_md(res, s, c), *every_variant_md(s))]
-    return "\n\n".join(head + body + diverged_md(res)) + "\n"
+    return "\n\n".join(head + body + controls_md(res) + diverged_md(res)) + "\n"
+
+
+def controls_md(res: load.Results) -> list[str]:
+    """"## Controls" (render.controls): where unscaled_init sits between unscaled and scaled, and
+    additive at a fixed hidden width beside the tied additive; with the mechanism figure."""
+    parts = [f"## {controls_words.TITLE}", controls_words.INTRO, *figure_links(res, ["mechanism"])]
+    for block in controls_words.blocks(controls_reading.controls(res)):
+        parts += [f"*{block[0]}*", md_table(block[1])] if isinstance(block, tuple) else [block]
+    return ["\n\n".join(parts)]
 
 
 def primary_md(res: load.Results) -> str:
