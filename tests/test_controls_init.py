@@ -72,3 +72,20 @@ def test_the_factor_is_declared_by_the_variant_alone():
     assert attention.get_variant("unscaled_init").bilinear
     # at init its logit variance is flat in d_k like scaled's, not d_k like unscaled's
     assert predicted_slopes()["unscaled_init"] == 0.0 and predicted_slopes()["unscaled"] == 1.0
+
+
+@pytest.mark.parametrize("model", [True, False])
+def test_the_probe_measures_it_at_its_own_init(model):
+    """The probe draws W_q (or, for iid input, the query) with the variant's factor: on the same
+    draws its logits are scaled's exactly, so every statistic at init is scaled's."""
+    from omegaconf import OmegaConf
+
+    from experiments.instruments import probe
+
+    cfg = OmegaConf.structured(probe.ProbeConfig)
+    cfg.variants, cfg.n_rows, cfg.n_keys, cfg.queries_per_batch = ["scaled", "unscaled_init"], 256, 16, 16
+    proj = probe.projections(cfg, 64, ["lecun_normal"]) if model else None
+    got = probe.measure_grid(cfg, 64, proj)
+    init = "lecun_normal" if model else "none"
+    for stat in ("logit_var", "entropy_norm", "saturation"):
+        assert got[("unscaled_init", init)][stat] == pytest.approx(got[("scaled", init)][stat], rel=1e-4)

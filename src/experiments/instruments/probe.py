@@ -67,7 +67,7 @@ from experiments.instruments.probe_task import measure_task
 from experiments.tasks import TASKS
 from experiments.tasks.common import SEED_MAX, check_seed
 from experiments.training import memory
-from experiments.training.inits import INITS, component_var, init_projection
+from experiments.training.inits import INITS, component_var, init_projection, query_init_factor
 
 VARIANT_ORDER = tuple(attention.variant_names())  # every registered variant, the paper's three first
 INPUT_MODELS = ("iid", "model", "task", "both", "all")
@@ -223,6 +223,18 @@ def _measure_fn(name: str, model: bool, chunk: int):
 _summary = jax.jit(attention.stats.row_summary)
 
 
+def at_query_init(name: str, d_k: int, proj: dict | None, rows: dict) -> tuple[dict | None, dict]:
+    """(proj, rows) with the variant's own factor on W_q's init (training.inits.query_init_factor:
+    unscaled_init's 1/sqrt(d_k)): on W_q for the model input, on the query itself for iid input
+    (the query a W_q so drawn would give). Unchanged for every other variant."""
+    factor = query_init_factor(name, d_k)
+    if factor == 1.0:
+        return proj, rows
+    if proj is not None:
+        return {init: {**w, "w_q": factor * w["w_q"]} for init, w in proj.items()}, rows
+    return proj, {**rows, "q": factor * rows["q"]}
+
+
 def measure_grid(cfg, d_k: int, proj: dict | None) -> dict:
     """{(variant, init): measured stats} at one d_k; proj {init: W's} or None (iid)."""
     model = proj is not None
@@ -233,9 +245,10 @@ def measure_grid(cfg, d_k: int, proj: dict | None) -> dict:
     out = {}
     for name in cfg.variants:
         params = attention.init_params(name, _params_key(cfg.seed, d_k), d_k)
+        own_proj, own_rows = at_query_init(name, d_k, proj, rows)
         for init in (proj if model else ["none"]):
             logits, weights, gq2, gk2, row_g2 = _measure_fn(name, model, chunk)(
-                params, proj[init] if model else None, rows)
+                params, own_proj[init] if model else None, own_rows)
             stats = _summary(logits, weights)
             row = {c: float(stats[c]) for c in MEASURED[:7]}
             row["grad_norm_q"] = math.sqrt(float(jnp.mean(gq2)))
