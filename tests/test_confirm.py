@@ -146,9 +146,11 @@ def test_stage_two_trains_only_the_extra_seeds_a_clause_needs(tmp_path, monkeypa
     extra = _confirm(tmp_path, stage=2)
     chosen = stage_one[0]["lr"]
     assert [(s["seed"], s["lr"]) for s in extra] == [(5, chosen), (6, chosen)]
-    [entry] = json.loads((tmp_path / confirm_job.OUTPUT).read_text())["cells"]
+    record = json.loads((tmp_path / confirm_job.OUTPUT).read_text())
+    [entry] = record["cells"]
     assert (entry["stage_1_seeds"], entry["stage_2_seeds"], entry["confirm_seeds"]) == ([2, 3, 4], [5, 6],
                                                                                         [2, 3, 4, 5, 6])
+    assert top_up.stage_one_seeds(record) == {("assoc_recall", "adam"): (2, 3, 4)}  # what the analysis reads
     again = _confirm(tmp_path, stage=2)
     assert [s["wall_time_s"] for s in again] == [s["wall_time_s"] for s in extra]
     assert len(collect.collect_runs(tmp_path)[0]) == 4 + 3 + 2

@@ -1,11 +1,15 @@
 """The two-stage confirmation's arithmetic (verdicts.top_up): seeds needed against hand checks, an
 undecided clause sized and a decided one not, the cap, the answers at their looks. SYNTHETIC
 profiles (not data): each column's seeds standardised to an exact mean and sd."""
+from types import SimpleNamespace
+
 import numpy as np
+import pandas as pd
 import pytest
 
 from experiments.analysis.stats import profile
 from experiments.analysis.stats.intervals import NAN_INTERVAL
+from experiments.analysis.tables import load
 from experiments.analysis.verdicts import quality as vq
 from experiments.analysis.verdicts import quality_profile as qp
 from experiments.analysis.verdicts import top_up
@@ -105,11 +109,61 @@ def test_a_design_out_of_range_names_its_field(field, value):
 
 
 def test_each_look_tests_at_its_own_alpha():
-    """TOST's p at d_k 4 between 0.025 and 0.05: alike at a look of α 0.05, not at 0.025; with more
-    seeds of the same Δ and sd the second look decides, and the clause takes its answer there."""
+    """TOST's p at d_k 4 between 0.025 and 0.05: alike at a look of α 0.05, not at 0.025."""
     p = _cell(at_4=(-0.028, 0.03))
     assert 0.025 < profile.tost_p(p.diffs[qp.CLAIM_PAIR][:, 0], MARGIN) < 0.05
     assert vq.profile_parts(p, MARGIN, RULE, 0.05)[0][1].answer is Answer.YES
     assert vq.profile_parts(p, MARGIN, RULE, 0.025)[0][1].answer is Answer.UNCLEAR
-    looked = top_up.at_two_looks(p, _cell(at_4=(-0.028, 0.03), n=16), MARGIN, RULE, top_up.TwoStage())
-    assert [(x.part.answer, x.look) for x in looked] == [(Answer.YES, 1), (Answer.YES, 2), (Answer.YES, 1)]
+
+
+def _summary(at_4: np.ndarray) -> pd.DataFrame:
+    """A cell's runs: 4 selection seeds, confirmation seeds 8.. (one per entry of at_4, additive −
+    unscaled at d_k 4 seed by seed); additive and scaled clearly ahead at d_k 64, alike at 8."""
+    rows, seeds = [], list(range(4)) + [8 + i for i in range(at_4.size)]
+    for k, seed in enumerate(seeds):
+        gap = {4: at_4[k - 4] if k >= 4 else 0.0, 8: 0.002 * (-1) ** seed, 64: 0.2 + 0.01 * (-1) ** seed}
+        for d_k in (4, 8, 64):
+            for variant, auc in (("unscaled", 0.6), ("additive", 0.6 + gap[d_k]),
+                                 ("scaled", 0.9 + (0.01 * (-1) ** seed if d_k == 64 else 0.0))):
+                rows.append(dict(attention=variant, d_k=d_k, seed=seed, accuracy_auc=auc, lr=1e-3))
+    return pd.DataFrame(rows).assign(run_id=lambda d: [f"r{i}" for i in range(len(d))], task="assoc_recall",
+                                     optimizer="adam", status="completed", final_val_accuracy=0.9)
+
+
+def test_a_two_stage_cell_judges_each_clause_at_the_look_that_decided_it():
+    """Stage 1 (seeds 8-15) leaves alike at d_k 4 unclear at α 0.025 (TOST p in (0.025, 0.05));
+    stage 2 (seeds 16-31, the same Δ and sd) decides it at the second look; the clauses decided at
+    the first look keep it. One look at 0.05 on the stage-1 seeds alone reads alike already."""
+    gaps = np.concatenate([exact(-0.028, 0.03, 8, 1), exact(-0.028, 0.03, 16, 2)])
+    every = load.with_phase(_summary(gaps), 8)
+    stage = (top_up.TwoStage(), tuple(range(8, 16)))
+    cell = vq._cell(every, None, 0.25, MARGIN, RULE, "sim", stage)
+    assert [p.answer for p in cell.parts] == [Answer.YES] * 3 and cell.looks == (1, 2, 1)
+    assert cell.parts[1].n == 24
+    first = top_up.first_look_rows(every, stage[1])
+    assert sorted(first["seed"].unique()) == list(range(4)) + list(range(8, 16))
+    one = vq._cell(load.with_phase(_summary(gaps[:8]), 8), None, 0.25, MARGIN, RULE, "sim")
+    assert one.parts[1].answer is Answer.YES and one.looks == ()
+
+
+def test_the_analysis_reads_the_two_stage_cells_from_confirm_json():
+    record = {"cells": [], top_up.RECORD: {"adam_mqar": {"task": "mqar", "optimizer": "adam",
+                                                         "stage_1_seeds": [8, 9, 10], "top_ups": []}}}
+    assert top_up.stage_one_seeds(record) == {("mqar", "adam"): (8, 9, 10)} and top_up.stage_one_seeds({}) == {}
+    res = SimpleNamespace(declared={top_up.RECORD: {"design": {"first_seeds": 3, "alphas": [0.01, 0.04],
+                                                               "power": 0.9, "max_seeds": 6},
+                                                    "cells": top_up.stage_one_seeds(record)}})
+    [(cond, (design, seeds))] = top_up.declared_stages(res).items()
+    assert (cond, design.alphas, seeds) == (("mqar", "adam"), [0.01, 0.04], (8, 9, 10))
+    assert top_up.declared_stages(SimpleNamespace(declared={})) == {}
+
+
+def test_the_report_names_the_look_of_each_clause():
+    from experiments.analysis.render import quality as render_quality
+
+    gaps = np.concatenate([exact(-0.028, 0.03, 8, 1), exact(-0.028, 0.03, 16, 2)])
+    cell = vq._cell(load.with_phase(_summary(gaps), 8), None, 0.25, MARGIN, RULE, "sim",
+                    (top_up.TwoStage(), tuple(range(8, 16))))
+    note = render_quality.looks_note(cell)
+    for part, look in zip(cell.parts, cell.looks):
+        assert f"{part.label} at {render_quality.LOOKS[look]}, n = {part.n}" in note

@@ -25,6 +25,7 @@ from omegaconf import OmegaConf
 from attention.checks import check
 from experiments.analysis import results as analysis_results
 from experiments.analysis.tables import load, steps_to
+from experiments.analysis.verdicts import top_up
 from experiments.analysis.verdicts.top_up import TwoStage, check_design
 from experiments.store.collect import RECORDED, run_folders
 from experiments.app.analysis_schema import PRIMARY_METRICS, AnalysisConfig, TaskDeclaration
@@ -165,7 +166,20 @@ def load_configured(cfg: AnalysisConfig) -> load.Results:
                                               "alike_d_ks": list(cfg.alike_d_ks), "alike_share": cfg.alike_share,
                                               "learned_fraction": cfg.learned_fraction,
                                               "reference_variant": cfg.reference_variant,
-                                              "tasks": {k: dataclasses.asdict(v) for k, v in cfg.tasks.items()}})
+                                              "tasks": {k: dataclasses.asdict(v) for k, v in cfg.tasks.items()},
+                                              top_up.RECORD: {"design": dataclasses.asdict(cfg.two_stage),
+                                                              "cells": top_up.stage_one_seeds(confirm_record(res.root))}})
+
+
+def confirm_record(root: Path) -> dict:
+    """The folder's confirm.json (experiments.confirm), {} where there is none."""
+    path = Path(root) / "confirm.json"
+    if not path_exists(path) or not path.is_file():
+        return {}
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise ConfigError(f"{path}: not readable as JSON ({_first_line(e)})") from None
 
 
 def restate_thresholds(res: load.Results, tasks: dict[str, TaskDeclaration]) -> load.Results:

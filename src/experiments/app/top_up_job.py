@@ -76,7 +76,8 @@ def first_look(runs: pd.DataFrame, history, given: dict, task: str, seed_from: i
 
 
 def record(root: Path, cell: str, entries: dict, stage_one: list[int], extra: dict, ups) -> None:
-    """confirm.json: each (variant, d_k)'s stage-1 and stage-2 seeds, and the cell's top-ups."""
+    """confirm.json: each (variant, d_k)'s stage-1 and stage-2 seeds, and the cell's condition,
+    stage-1 seeds and top-ups (the analysis judges the cells recorded here in two looks)."""
     path = root / confirm_job.OUTPUT
     out = json.loads(path.read_text())
     for entry in out["cells"]:
@@ -84,7 +85,9 @@ def record(root: Path, cell: str, entries: dict, stage_one: list[int], extra: di
         if key in entries:
             entry["stage_1_seeds"], entry["stage_2_seeds"] = stage_one, extra.get(key, [])
             entry["confirm_seeds"] = sorted(set(entry["confirm_seeds"]) | set(stage_one) | set(extra.get(key, [])))
-    out.setdefault("top_ups", {})[cell] = [_as_json(u) for u in ups]
+    some = next(iter(entries.values()))
+    out.setdefault(top_up.RECORD, {})[cell] = {"task": some["task"], "optimizer": some["optimizer"],
+                                               "stage_1_seeds": stage_one, "top_ups": [_as_json(u) for u in ups]}
     atomic_write_text(path, json.dumps(out, indent=2) + "\n")
 
 

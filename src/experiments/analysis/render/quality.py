@@ -142,10 +142,21 @@ def phase_line(ph: qp.Phases) -> str:
             + ("" if ph.n_fresh == ph.n_cells else ", the others on the seeds that chose the rates"))
 
 
+LOOKS = {1: "the first look (selection and stage-1 seeds)", 2: "the second look (all its seeds)"}
+
+
+def looks_note(c: Cell) -> str:
+    """Which look judged each clause of a two-stage cell (verdicts.top_up)."""
+    return (f"{c.name}: two-stage confirmation (conf/analysis.yaml two_stage), each clause at the look that "
+            "decided it: " + "; ".join(f"{p.label} at {LOOKS[k]}, n = {p.n}" for p, k in zip(c.parts, c.looks)))
+
+
 def notes(s: Section) -> list[str]:
     out = []
     for c in s.cells:
         out.append(f"{c.name}: d_k entered where {gate_words(c.dk_profile.gate)}")
+        if c.looks:
+            out.append(looks_note(c))
         if c.lr_verdict is not None:
             out.append(_lr_view_note(c))
     edges = s.detail.edges

@@ -24,6 +24,7 @@ from experiments.analysis.verdicts import quality_profile as qp
 from experiments.analysis.verdicts import quality_rules
 from experiments.analysis.verdicts import robust
 from experiments.analysis.verdicts import sensitivity as margin_sensitivity
+from experiments.analysis.verdicts import top_up
 from experiments.analysis.verdicts import transfer
 from experiments.analysis.tables import diverged
 from experiments.analysis.verdicts.rules import FAILS, FEW, HOLDS, UNMEASURED, UNSURE, Part, Verdict, fewest, verdict_of
@@ -56,6 +57,7 @@ class Cell:
     checks: dict[str, tuple[robust.Check, ...]] = field(default_factory=dict)  # per clause label
     crossing: robust.CrossingBothWays | None = None  # d*'s interval beyond the local one
     sensitivity: margin_sensitivity.Sensitivity | None = None  # the verdict by margin
+    looks: tuple[int, ...] = ()  # per clause, the look that judged it (two-stage cells; else empty)
 
     @property
     def seeds(self) -> int:
@@ -181,14 +183,31 @@ def lr_view(every: pd.DataFrame, history=None) -> tuple[Verdict | None, dict[str
     return verdict, parts, (lr_views.grid_step(sc), band)
 
 
-def _cell(every: pd.DataFrame, history, fraction: float, margin: float, alike: qp.AlikeRule, name: str) -> Cell:
+def two_look_parts(every: pd.DataFrame, history, p: qp.CellProfile, fraction: float, margin: float,
+                   alike: qp.AlikeRule, stage: tuple[top_up.TwoStage, tuple[int, ...]]
+                   ) -> tuple[list[Part], tuple[int, ...]]:
+    """(the clauses of a two-stage cell, the look that judged each): on its selection and stage-1
+    seeds at the first look's alpha, on all its seeds (`p`) at the second's; each clause at the
+    look that decided it (top_up.two_looks). `stage`: (the design, the stage-1 seeds)."""
+    design, stage_one = stage
+    first = qp.cell_profile(top_up.first_look_rows(every, stage_one), history, fraction, p.name)
+    looked = top_up.two_looks(profile_parts(first, margin, alike, design.alphas[0])[0],
+                              profile_parts(p, margin, alike, design.alphas[1])[0])
+    return [x.part for x in looked], tuple(x.look for x in looked)
+
+
+def _cell(every: pd.DataFrame, history, fraction: float, margin: float, alike: qp.AlikeRule, name: str,
+          stage: tuple[top_up.TwoStage, tuple[int, ...]] | None = None) -> Cell:
     p = qp.cell_profile(every, history, fraction, name)
     parts, cross, fix_from = profile_parts(p, margin, alike)
+    looks = ()
+    if stage is not None:  # a two-stage confirmation: each clause at its look
+        parts, looks = two_look_parts(every, history, p, fraction, margin, alike, stage)
     view, lr_parts, grid = lr_view(every, history)
     n_div = len(diverged.diverged(lr_select.at_best(every, history)))
     by_margin = margin_sensitivity.sensitivity(p, margin, lambda m: profile_parts(p, m, alike)[0])
     return Cell(name, verdict_of(parts), parts, p, cross, fix_from, margin, view, lr_parts, n_div, grid, alike,
-                robust.clause_checks(parts, p, margin), robust.crossing_both_ways(p), by_margin)
+                robust.clause_checks(parts, p, margin), robust.crossing_both_ways(p), by_margin, looks)
 
 
 def _tables(s: pd.DataFrame, history, cells: list[Cell]) -> list[Table]:
@@ -245,10 +264,11 @@ def quality(res: load.Results) -> Section:
     margin, fraction = qp.declared(res)
     reference = every_variant.reference_of(res)
     cells, variants = [], []
+    stages = top_up.declared_stages(res)
     for cond in load.conditions(s):
         every = load.at_condition(s, cond)
         cells.append(_cell(every, res.history, fraction, qp.margin_of(res, cond[0]), qp.alike_rule_of(res, cond[0]),
-                           lr_views.label(cond)))
+                           lr_views.label(cond), stages.get(cond)))
         variants.append(every_variant.condition(every, res.history, reference, fraction))
     sides = [transfer.side_of(c, *cond) for c, cond in zip(cells, load.conditions(s))]
     detail = QualityReading(res.primary, margin, _edges(s, res.history),

@@ -25,11 +25,12 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 import numpy as np
+import pandas as pd
 
 from experiments.analysis.stats import profile, robust
 from experiments.analysis.stats.intervals import MIN_SEEDS
-from experiments.analysis.verdicts import quality, quality_rules
 from experiments.analysis.verdicts import quality_profile as qp
+from experiments.analysis.verdicts import quality_rules
 from experiments.analysis.verdicts.rules import Answer, Part
 
 
@@ -179,12 +180,31 @@ def two_looks(first: list[Part], second: list[Part]) -> list[Looked]:
             for p in first]
 
 
-def at_two_looks(first: qp.CellProfile, every: qp.CellProfile, margin: float, alike: qp.AlikeRule,
-                 design: TwoStage) -> list[Looked]:
-    """Sub-claim 4's clauses of a two-stage cell, each at its look: `first` is the cell's profile
-    on the stage-1 seeds (read at alphas[0]), `every` on all its seeds (at alphas[1])."""
-    return two_looks(quality.profile_parts(first, margin, alike, design.alphas[0])[0],
-                     quality.profile_parts(every, margin, alike, design.alphas[1])[0])
+RECORD = "two_stage"  # confirm.json's key: per cell, its condition, stage-1 seeds and top-ups
+
+
+def stage_one_seeds(record: dict) -> dict[tuple[str, str], tuple[int, ...]]:
+    """{(task, optimizer): its stage-1 seeds} of the cells whose stage 2 ran, from confirm.json:
+    the cells judged in two looks. Empty where none ran (a one-look confirmation)."""
+    return {(c["task"], c["optimizer"]): tuple(int(s) for s in c["stage_1_seeds"])
+            for c in (record.get(RECORD) or {}).values()}
+
+
+def declared_stages(res) -> dict[tuple[str, str], tuple[TwoStage, tuple[int, ...]]]:
+    """{(task, optimizer): (the declared design, its stage-1 seeds)} of the two-stage cells, from
+    the Results' declared values (app.analysis_cli.load_configured: conf/analysis.yaml's two_stage
+    and confirm.json's record); empty without them."""
+    given = (getattr(res, "declared", None) or {}).get(RECORD) or {}
+    if not given.get("cells"):
+        return {}
+    design = TwoStage(**given["design"])
+    return {cond: (design, seeds) for cond, seeds in given["cells"].items()}
+
+
+def first_look_rows(every: pd.DataFrame, stage_one) -> pd.DataFrame:
+    """A cell's runs as its first look saw them: the selection's and the stage-1 seeds'."""
+    fresh = every["phase"].eq("confirmation") if "phase" in every else pd.Series(False, index=every.index)
+    return every[~fresh | every["seed"].isin(list(stage_one))]
 
 
 def check_design(design: TwoStage) -> None:
