@@ -13,8 +13,9 @@ from test_lanes import compose_train
 from experiments import confirm, train
 from experiments.analysis import results as analysis_results
 from experiments.analysis.lr import select
-from experiments.app import confirm_job, preflight
-from experiments.app.errors import CONF_DIR
+from experiments.analysis.verdicts import top_up
+from experiments.app import confirm_job, preflight, top_up_job
+from experiments.app.errors import CONF_DIR, ConfigError
 from experiments.store import collect, results
 
 SELECTION = ["cell=adam_assoc_recall", "train.n_seeds=2", "optimizer.lr_grid=[1e-6,3e-3]"]
@@ -28,8 +29,18 @@ def _confirm(root, **keys):
         return confirm.run(cfg)
 
 
-def test_confirmation_trains_fresh_seeds_at_the_chosen_rate_only(tmp_path):
+def test_confirmation_trains_fresh_seeds_at_the_chosen_rate_only_then_stage_two_the_extra(tmp_path, monkeypatch):
+    """Stage 1 at the chosen rate; then stage 2 (after refusing before stage 1, writing nothing)
+    trains the extra seeds seeds_per_run asks for (forced here: a scaled-only cell has no clause
+    to size), at stage 1's rate, records both stages, and a relaunch trains nothing."""
+    design = top_up.TwoStage(first_seeds=3, max_seeds=5)
+    monkeypatch.setattr(top_up_job, "declared", lambda root, own=top_up_job.declared: (design, own(root)[1]))
+    monkeypatch.setattr(top_up, "seeds_per_run", lambda ups: {("scaled", 16): 5})
     selected = train.run(compose_train(*SELECTION, "attention=scaled", f"results_dir={tmp_path}"))
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+    with pytest.raises(ConfigError, match=r"^stage: stage 2 needs stage 1 first"):
+        _confirm(tmp_path, stage=2)
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before
     by_lr = {lr: sum(s["accuracy_auc"] for s in selected if s["lr"] == lr) for lr in (1e-6, 3e-3)}
     chosen = max(by_lr, key=by_lr.get)  # what validation AUC picks; 1e-6 barely moves in 60 steps
     confirmed = _confirm(tmp_path)
@@ -55,6 +66,17 @@ def test_confirmation_trains_fresh_seeds_at_the_chosen_rate_only(tmp_path):
     assert set(res.history["run_id"]) == {s["run_id"] for s in confirmed}  # the judged runs
     [gain] = select.optimism(select.at_chosen(res.summary, res.history_all)).to_dict("records")
     assert (gain["lr"], gain["n_selection"], gain["n_confirmation"]) == (chosen, 2, 2)
+    _confirm(tmp_path, n_seeds=3)  # stage 1 complete: seed 4
+    extra = _confirm(tmp_path, stage=2)
+    assert [(s["seed"], s["lr"]) for s in extra] == [(5, chosen), (6, chosen)]
+    record = json.loads((tmp_path / confirm_job.OUTPUT).read_text())
+    [entry] = record["cells"]
+    assert (entry["stage_1_seeds"], entry["stage_2_seeds"], entry["confirm_seeds"]) == ([2, 3, 4], [5, 6],
+                                                                                        [2, 3, 4, 5, 6])
+    assert top_up.stage_one_seeds(record) == {("assoc_recall", "adam"): (2, 3, 4)}  # what the analysis reads
+    again = _confirm(tmp_path, stage=2)
+    assert [s["wall_time_s"] for s in again] == [s["wall_time_s"] for s in extra]
+    assert len(collect.collect_runs(tmp_path)[0]) == 4 + 3 + 2
 
 
 def test_bad_confirm_command_lines_are_one_line(tmp_path, monkeypatch, capsys):
@@ -126,36 +148,6 @@ def _chosen(summary):
     return summary, select.at_chosen(summary)
 
 
-def test_stage_two_trains_only_the_extra_seeds_a_clause_needs(tmp_path, monkeypatch):
-    """Stage 2 refuses before stage 1, writing nothing; then trains the
-    extra seeds seeds_per_run asks for (here forced: a scaled-only cell has no clause to size),
-    at stage 1's rate, records both stages, and a relaunch trains nothing."""
-    from experiments.analysis.verdicts import top_up
-    from experiments.app import top_up_job
-    from experiments.app.errors import ConfigError
-
-    design = top_up.TwoStage(first_seeds=3, max_seeds=5)
-    monkeypatch.setattr(top_up_job, "declared", lambda root, own=top_up_job.declared: (design, own(root)[1]))
-    monkeypatch.setattr(top_up, "seeds_per_run", lambda ups: {("scaled", 16): 5})
-    train.run(compose_train(*SELECTION, "attention=scaled", f"results_dir={tmp_path}"))
-    before = sorted(p.name for p in tmp_path.rglob("*"))
-    with pytest.raises(ConfigError, match=r"^stage: stage 2 needs stage 1 first"):
-        _confirm(tmp_path, stage=2)
-    assert sorted(p.name for p in tmp_path.rglob("*")) == before
-    stage_one = _confirm(tmp_path, n_seeds=3)
-    extra = _confirm(tmp_path, stage=2)
-    chosen = stage_one[0]["lr"]
-    assert [(s["seed"], s["lr"]) for s in extra] == [(5, chosen), (6, chosen)]
-    record = json.loads((tmp_path / confirm_job.OUTPUT).read_text())
-    [entry] = record["cells"]
-    assert (entry["stage_1_seeds"], entry["stage_2_seeds"], entry["confirm_seeds"]) == ([2, 3, 4], [5, 6],
-                                                                                        [2, 3, 4, 5, 6])
-    assert top_up.stage_one_seeds(record) == {("assoc_recall", "adam"): (2, 3, 4)}  # what the analysis reads
-    again = _confirm(tmp_path, stage=2)
-    assert [s["wall_time_s"] for s in again] == [s["wall_time_s"] for s in extra]
-    assert len(collect.collect_runs(tmp_path)[0]) == 4 + 3 + 2
-
-
 def test_a_stage_out_of_range_is_one_line(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(SystemExit) as stop:
@@ -169,9 +161,6 @@ def test_a_stage_out_of_range_is_one_line(tmp_path, monkeypatch, capsys):
 def test_stage_two_refuses_while_stage_one_is_short():
     """One stage-1 run missing, one at another rate, one not ended: each stops stage 2."""
     import pandas as pd
-
-    from experiments.app import top_up_job
-    from experiments.app.errors import ConfigError
 
     entries = {("scaled", 16): {"lr": 3e-3}, ("unscaled", 16): {"lr": 1e-3}}
     runs = pd.DataFrame([dict(attention=v, d_k=16, seed=s, lr=entries[(v, 16)]["lr"], status="completed")
