@@ -50,7 +50,9 @@ def margin_sensitivity(res):
             elif flip is not None:  # beyond the drawn range: named at its edge
                 ax.text(edge, y + 0.32, f"{flip.verdict.value} {'below' if align == 'left' else 'above'} "
                         f"{flip.margin:.3f}", ha=align, va="bottom", fontsize=6.5)
-    ax.set_yticks(range(len(found)), [s.name for s in reversed(found)])
+    ax.set_yticks([])  # the cells are named beside their rows, not as tick labels (the ticks read as numbers)
+    for y, s in enumerate(reversed(found)):
+        ax.text(-0.01, y, s.name, transform=ax.get_yaxis_transform(), ha="right", va="center", fontsize=8)
     ax.set_xlim(*vs.SPAN)
     ax.set_xlabel("alike margin (± accuracy AUC)")
     for verdict in (Verdict.HOLDS, Verdict.FAILS, Verdict.UNSURE):
