@@ -73,7 +73,8 @@ def test_confirmation_trains_fresh_seeds_at_the_chosen_rate_only_then_stage_two_
     [entry] = record["cells"]
     assert (entry["stage_1_seeds"], entry["stage_2_seeds"], entry["confirm_seeds"]) == ([2, 3, 4], [5, 6],
                                                                                         [2, 3, 4, 5, 6])
-    assert top_up.stage_one_seeds(record) == {("assoc_recall", "adam"): (2, 3, 4)}  # what the analysis reads
+    [(cond, stage)] = top_up.stages_of(record, design).items()  # what the analysis reads
+    assert (cond, stage.stage_one, stage.top_ups) == (("assoc_recall", "adam"), (2, 3, 4), ())
     again = _confirm(tmp_path, stage=2)
     assert [s["wall_time_s"] for s in again] == [s["wall_time_s"] for s in extra]
     assert len(collect.collect_runs(tmp_path)[0]) == 4 + 3 + 2

@@ -1,6 +1,7 @@
 """The two-stage confirmation's arithmetic (verdicts.top_up): seeds needed against hand checks, an
 undecided clause sized and a decided one not, the cap, the answers at their looks. SYNTHETIC
 profiles (not data): each column's seeds standardised to an exact mean and sd."""
+import json
 from types import SimpleNamespace
 
 import numpy as np
@@ -136,25 +137,27 @@ def test_a_two_stage_cell_judges_each_clause_at_the_look_that_decided_it():
     the first look keep it. One look at 0.05 on the stage-1 seeds alone reads alike already."""
     gaps = np.concatenate([exact(-0.028, 0.03, 8, 1), exact(-0.028, 0.03, 16, 2)])
     every = load.with_phase(_summary(gaps), 8)
-    stage = (top_up.TwoStage(), tuple(range(8, 16)))
+    stage = top_up.Stage(top_up.TwoStage(), tuple(range(8, 16)))
     cell = vq._cell(every, None, 0.25, MARGIN, RULE, "sim", stage)
     assert [p.answer for p in cell.parts] == [Answer.YES] * 3 and cell.looks == (1, 2, 1)
     assert cell.parts[1].n == 24
-    first = top_up.first_look_rows(every, stage[1])
+    first = top_up.first_look_rows(every, stage.stage_one)
     assert sorted(first["seed"].unique()) == list(range(4)) + list(range(8, 16))
     one = vq._cell(load.with_phase(_summary(gaps[:8]), 8), None, 0.25, MARGIN, RULE, "sim")
     assert one.parts[1].answer is Answer.YES and one.looks == ()
 
 
 def test_the_analysis_reads_the_two_stage_cells_from_confirm_json():
+    """confirm.json's record (stage 2's top-ups written as as_record writes them) read back as Stages."""
+    [up] = [u for u in _ups(_cell())[1] if u.d_k == 4]
     record = {"cells": [], top_up.RECORD: {"adam_mqar": {"task": "mqar", "optimizer": "adam",
-                                                         "stage_1_seeds": [8, 9, 10], "top_ups": []}}}
-    assert top_up.stage_one_seeds(record) == {("mqar", "adam"): (8, 9, 10)} and top_up.stage_one_seeds({}) == {}
-    res = SimpleNamespace(declared={top_up.RECORD: {"design": {"first_seeds": 3, "alphas": [0.01, 0.04],
-                                                               "power": 0.9, "max_seeds": 6},
-                                                    "cells": top_up.stage_one_seeds(record)}})
-    [(cond, (design, seeds))] = top_up.declared_stages(res).items()
-    assert (cond, design.alphas, seeds) == (("mqar", "adam"), [0.01, 0.04], (8, 9, 10))
+                                                         "stage_1_seeds": [8, 9, 10],
+                                                         "top_ups": [top_up.as_record(up)]}}}
+    design = top_up.TwoStage(first_seeds=3, alphas=[0.01, 0.04], max_seeds=6)
+    stages = top_up.stages_of(json.loads(json.dumps(record)), design)
+    assert stages == {("mqar", "adam"): top_up.Stage(design, (8, 9, 10), (up,))}
+    assert top_up.stages_of({"cells": []}, design) == {}
+    assert top_up.declared_stages(SimpleNamespace(declared={top_up.RECORD: stages})) == stages
     assert top_up.declared_stages(SimpleNamespace(declared={})) == {}
 
 
@@ -163,7 +166,17 @@ def test_the_report_names_the_look_of_each_clause():
 
     gaps = np.concatenate([exact(-0.028, 0.03, 8, 1), exact(-0.028, 0.03, 16, 2)])
     cell = vq._cell(load.with_phase(_summary(gaps), 8), None, 0.25, MARGIN, RULE, "sim",
-                    (top_up.TwoStage(), tuple(range(8, 16))))
+                    top_up.Stage(top_up.TwoStage(), tuple(range(8, 16))))
     note = render_quality.looks_note(cell)
     for part, look in zip(cell.parts, cell.looks):
         assert f"{part.label} at {render_quality.LOOKS[look]}, n = {part.n}" in note
+
+
+def test_the_report_gives_each_top_up_its_seeds_and_powers():
+    from experiments.analysis.render import quality as render_quality
+
+    _, ups = _ups(_cell(at_4=(-0.04, 0.3)))  # d_k 4 out of reach, d_k 8 sized (TOST)
+    sized, lost = sorted(ups, key=lambda u: u.unreached is not None)
+    sized_words, lost_words = render_quality.top_up_words(sized), render_quality.top_up_words(lost)
+    assert f"{sized.seeds} seeds" in sized_words and f"{sized.power:.2f}" in sized_words
+    assert f"{sized.power_if_equal:.2f}" in sized_words and lost.unreached.value in lost_words

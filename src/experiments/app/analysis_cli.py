@@ -167,8 +167,7 @@ def load_configured(cfg: AnalysisConfig) -> load.Results:
                                               "learned_fraction": cfg.learned_fraction,
                                               "reference_variant": cfg.reference_variant,
                                               "tasks": {k: dataclasses.asdict(v) for k, v in cfg.tasks.items()},
-                                              top_up.RECORD: {"design": dataclasses.asdict(cfg.two_stage),
-                                                              "cells": top_up.stage_one_seeds(confirm_record(res.root))}})
+                                              top_up.RECORD: top_up.stages_of(confirm_record(res.root), cfg.two_stage)})
 
 
 def confirm_record(root: Path) -> dict:

@@ -12,7 +12,6 @@ top-ups behind them (clause, comparison, observed Δ and sd, test, seeds needed 
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 from types import SimpleNamespace
 from pathlib import Path
@@ -87,15 +86,8 @@ def record(root: Path, cell: str, entries: dict, stage_one: list[int], extra: di
             entry["confirm_seeds"] = sorted(set(entry["confirm_seeds"]) | set(stage_one) | set(extra.get(key, [])))
     some = next(iter(entries.values()))
     out.setdefault(top_up.RECORD, {})[cell] = {"task": some["task"], "optimizer": some["optimizer"],
-                                               "stage_1_seeds": stage_one, "top_ups": [_as_json(u) for u in ups]}
+                                               "stage_1_seeds": stage_one, "top_ups": [top_up.as_record(u) for u in ups]}
     atomic_write_text(path, json.dumps(out, indent=2) + "\n")
-
-
-def _as_json(u: top_up.TopUp) -> dict:
-    row = dataclasses.asdict(u)
-    row.update(pair=list(u.pair), test=u.test.value if u.test else None,
-               unreached=u.unreached.value if u.unreached else None, capped=u.capped)
-    return row
 
 
 def run(cfg: DictConfig) -> list[dict]:

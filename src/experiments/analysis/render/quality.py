@@ -9,7 +9,7 @@ from experiments.analysis.render import quality_robust, quality_tables
 from experiments.analysis.render.clauses import INTERVALS, d_k_list, part_text
 from experiments.analysis.render.section_words import SectionWords
 from experiments.analysis.verdicts import quality_profile as qp
-from experiments.analysis.verdicts import quality_rules
+from experiments.analysis.verdicts import quality_rules, top_up
 from experiments.analysis.verdicts.quality import Cell
 from experiments.analysis.verdicts.rules import FAILS, HOLDS, Verdict, words
 from experiments.analysis.verdicts.section import Section
@@ -151,12 +151,31 @@ def looks_note(c: Cell) -> str:
             "decided it: " + "; ".join(f"{p.label} at {LOOKS[k]}, n = {p.n}" for p, k in zip(c.parts, c.looks)))
 
 
+def top_up_words(u: top_up.TopUp) -> str:
+    """One undecided clause's comparison after stage 1: what it read, the test sized, the seeds
+    and the power there at the observed Δ (TOST: and if truly equal)."""
+    head = f"{u.clause} at d_k {u.d_k} ({u.pair[0]} − {u.pair[1]}): Δ {u.delta:+.3f}, sd {u.sd:.3f} over {u.n} seeds"
+    if u.unreached is not None:
+        return f"{head}; no seeds added: {u.unreached.value}"
+    at_zero = f", {u.power_if_equal:.2f} if truly equal" if u.power_if_equal is not None else ""
+    needed = f"capped, {u.needed} needed" if u.capped else f"{u.needed} needed"
+    return f"{head}; {u.test.value} sized: {u.seeds} seeds ({needed}), power {u.power:.2f} at the observed Δ{at_zero}"
+
+
+def top_ups_note(c: Cell) -> str:
+    """The seeds stage 2 added to a two-stage cell, clause by clause."""
+    d = c.stage.design
+    head = (f"{c.name}: stage 2 (power {d.power:.0%} at the observed Δ and sd, α {d.alphas[1]}, at most "
+            f"{d.max_seeds} seeds per (variant, d_k)): ")
+    return head + ("; ".join(top_up_words(u) for u in c.stage.top_ups) or "every clause decided at the first look")
+
+
 def notes(s: Section) -> list[str]:
     out = []
     for c in s.cells:
         out.append(f"{c.name}: d_k entered where {gate_words(c.dk_profile.gate)}")
         if c.looks:
-            out.append(looks_note(c))
+            out += [top_ups_note(c), looks_note(c)]
         if c.lr_verdict is not None:
             out.append(_lr_view_note(c))
     edges = s.detail.edges

@@ -58,6 +58,7 @@ class Cell:
     crossing: robust.CrossingBothWays | None = None  # d*'s interval beyond the local one
     sensitivity: margin_sensitivity.Sensitivity | None = None  # the verdict by margin
     looks: tuple[int, ...] = ()  # per clause, the look that judged it (two-stage cells; else empty)
+    stage: top_up.Stage | None = None  # a two-stage cell's design, stage-1 seeds and top-ups
 
     @property
     def seeds(self) -> int:
@@ -184,12 +185,11 @@ def lr_view(every: pd.DataFrame, history=None) -> tuple[Verdict | None, dict[str
 
 
 def two_look_parts(every: pd.DataFrame, history, p: qp.CellProfile, fraction: float, margin: float,
-                   alike: qp.AlikeRule, stage: tuple[top_up.TwoStage, tuple[int, ...]]
-                   ) -> tuple[list[Part], tuple[int, ...]]:
+                   alike: qp.AlikeRule, stage: top_up.Stage) -> tuple[list[Part], tuple[int, ...]]:
     """(the clauses of a two-stage cell, the look that judged each): on its selection and stage-1
     seeds at the first look's alpha, on all its seeds (`p`) at the second's; each clause at the
-    look that decided it (top_up.two_looks). `stage`: (the design, the stage-1 seeds)."""
-    design, stage_one = stage
+    look that decided it (top_up.two_looks)."""
+    design, stage_one = stage.design, stage.stage_one
     first = qp.cell_profile(top_up.first_look_rows(every, stage_one), history, fraction, p.name)
     looked = top_up.two_looks(profile_parts(first, margin, alike, design.alphas[0])[0],
                               profile_parts(p, margin, alike, design.alphas[1])[0])
@@ -197,7 +197,7 @@ def two_look_parts(every: pd.DataFrame, history, p: qp.CellProfile, fraction: fl
 
 
 def _cell(every: pd.DataFrame, history, fraction: float, margin: float, alike: qp.AlikeRule, name: str,
-          stage: tuple[top_up.TwoStage, tuple[int, ...]] | None = None) -> Cell:
+          stage: top_up.Stage | None = None) -> Cell:
     p = qp.cell_profile(every, history, fraction, name)
     parts, cross, fix_from = profile_parts(p, margin, alike)
     looks = ()
@@ -207,7 +207,7 @@ def _cell(every: pd.DataFrame, history, fraction: float, margin: float, alike: q
     n_div = len(diverged.diverged(lr_select.at_best(every, history)))
     by_margin = margin_sensitivity.sensitivity(p, margin, lambda m: profile_parts(p, m, alike)[0])
     return Cell(name, verdict_of(parts), parts, p, cross, fix_from, margin, view, lr_parts, n_div, grid, alike,
-                robust.clause_checks(parts, p, margin), robust.crossing_both_ways(p), by_margin, looks)
+                robust.clause_checks(parts, p, margin), robust.crossing_both_ways(p), by_margin, looks, stage)
 
 
 def _tables(s: pd.DataFrame, history, cells: list[Cell]) -> list[Table]:

@@ -20,6 +20,7 @@ since the second look tests them again at its own α.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from enum import Enum
@@ -183,22 +184,41 @@ def two_looks(first: list[Part], second: list[Part]) -> list[Looked]:
 RECORD = "two_stage"  # confirm.json's key: per cell, its condition, stage-1 seeds and top-ups
 
 
-def stage_one_seeds(record: dict) -> dict[tuple[str, str], tuple[int, ...]]:
-    """{(task, optimizer): its stage-1 seeds} of the cells whose stage 2 ran, from confirm.json:
-    the cells judged in two looks. Empty where none ran (a one-look confirmation)."""
-    return {(c["task"], c["optimizer"]): tuple(int(s) for s in c["stage_1_seeds"])
+@dataclass(frozen=True)
+class Stage:
+    """A cell whose stage 2 ran, as the analysis reads it: the declared design, its stage-1 seeds,
+    and the top-ups stage 2 recorded (confirm.json)."""
+    design: TwoStage
+    stage_one: tuple[int, ...]
+    top_ups: tuple[TopUp, ...] = ()
+
+
+def as_record(u: TopUp) -> dict:
+    """A TopUp as confirm.json keeps it (from_record reads it back)."""
+    row = dataclasses.asdict(u)
+    row.update(pair=list(u.pair), test=u.test.value if u.test else None,
+               unreached=u.unreached.value if u.unreached else None, capped=u.capped)
+    return row
+
+
+def from_record(row: dict) -> TopUp:
+    fields = {name: row[name] for name in TopUp.__dataclass_fields__}
+    fields.update(pair=tuple(row["pair"]), test=Test(row["test"]) if row["test"] else None,
+                  unreached=Unreached(row["unreached"]) if row["unreached"] else None)
+    return TopUp(**fields)
+
+
+def stages_of(record: dict, design: TwoStage) -> dict[tuple[str, str], Stage]:
+    """{(task, optimizer): its Stage} of the cells whose stage 2 ran (confirm.json's record): the
+    cells judged in two looks. Empty where none ran (a one-look confirmation)."""
+    return {(c["task"], c["optimizer"]): Stage(design, tuple(int(s) for s in c["stage_1_seeds"]),
+                                               tuple(from_record(u) for u in c.get("top_ups", [])))
             for c in (record.get(RECORD) or {}).values()}
 
 
-def declared_stages(res) -> dict[tuple[str, str], tuple[TwoStage, tuple[int, ...]]]:
-    """{(task, optimizer): (the declared design, its stage-1 seeds)} of the two-stage cells, from
-    the Results' declared values (app.analysis_cli.load_configured: conf/analysis.yaml's two_stage
-    and confirm.json's record); empty without them."""
-    given = (getattr(res, "declared", None) or {}).get(RECORD) or {}
-    if not given.get("cells"):
-        return {}
-    design = TwoStage(**given["design"])
-    return {cond: (design, seeds) for cond, seeds in given["cells"].items()}
+def declared_stages(res) -> dict[tuple[str, str], Stage]:
+    """The two-stage cells as app.analysis_cli.load_configured declares them (stages_of); {} without."""
+    return (getattr(res, "declared", None) or {}).get(RECORD) or {}
 
 
 def first_look_rows(every: pd.DataFrame, stage_one) -> pd.DataFrame:
