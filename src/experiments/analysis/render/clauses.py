@@ -84,7 +84,7 @@ def reading(p: Part) -> str:
         return f"{signed_ci(p.ci)} per doubling"
     at = f"; at d_k = {p.at_d_k}: {signed_ci(p.ci)}"
     if isinstance(p.question, qr.Equivalent):
-        found = (f"equivalent (TOST) at {d_k_list(p.d_ks)}" if p.d_ks else "equivalent at no d_k") + " judged"
+        found = f"equivalent (TOST) at {d_k_list(p.d_ks)}" if p.d_ks else "equivalent at no d_k"
         return f"{found}{at}; power if truly equal at the paired sd: {_power(p.power)}"
     largest = p.question.d_k
     return _found(p) + at + ("" if p.at_d_k == largest else f"; the largest d_k, {largest}, not measured")

@@ -156,9 +156,10 @@ def tost_power_words(checks: dict, label: str) -> str:
 
 
 def judged_words(question) -> str:
-    """'judged at d_k = 8 of the declared 4, 8' where some declared d_k was not swept or did not enter."""
+    """'judged at d_k = 8; d_k = 4 not swept or not entered' where some declared d_k was not swept or
+    did not enter."""
     if tuple(question.judged) == tuple(question.declared):
         return f"judged at {d_k_list(question.judged)}"
     left = [d for d in question.declared if d not in question.judged]
     judged = d_k_list(question.judged) if question.judged else "no d_k"
-    return f"judged at {judged} ({d_k_list(left)} not swept or not entered)"
+    return f"judged at {judged}; {d_k_list(left)} not swept or not entered"
