@@ -88,13 +88,14 @@ def _train_cfg(cfg: DictConfig, extra: list[str]) -> DictConfig:
 
 def measure_all(cfg: DictConfig, scratch: Path, log=progress.say) -> dict:
     out: dict = {}
+    caches = measure.lane_caches()  # every measurement's programs, one cache per lane count
     log("1/7 harness step against a bare jitted step")
-    steps = measure.step_times(_train_cfg(cfg, [f"d_k={cfg.d_k}"]), cfg.min_time_s)
+    steps = measure.step_times(_train_cfg(cfg, [f"d_k={cfg.d_k}"]), cfg.min_time_s, caches)
     out.update(steps, harness_vs_bare_ratio=steps["bare_step_s"] / steps["harness_step_s"])
 
     log(f"2/7 {cfg.n_seeds} seeds vmapped against one after another")
     out.update(measure.seed_group_times(_train_cfg(cfg, [f"d_k={cfg.d_k}"]), cfg.n_seeds,
-                                        cfg.vmap_repeats))
+                                        cfg.vmap_repeats, caches))
 
     log("3/7 compile time, cold and with the persistent cache (fresh processes)")
     probe = [*cfg.train, f"d_k={cfg.d_k}", "attention=additive"]  # not compiled above
@@ -110,7 +111,7 @@ def measure_all(cfg: DictConfig, scratch: Path, log=progress.say) -> dict:
 
     log(f"4/7 float32 matmul peak and the train step at d_k={cfg.peak_d_k}")
     out.update(measure.matmul_peak_flops(list(cfg.matmul_sizes), cfg.min_time_s))
-    big = measure.step_times(_train_cfg(cfg, [f"d_k={cfg.peak_d_k}"]), cfg.min_time_s)
+    big = measure.step_times(_train_cfg(cfg, [f"d_k={cfg.peak_d_k}"]), cfg.min_time_s, caches)
     harness_gflops = big["step_flops"] / big["harness_step_s"] / 1e9
     out.update(peak_step_flops=big["step_flops"], peak_harness_step_s=big["harness_step_s"],
                peak_bare_step_s=big["bare_step_s"], train_step_gflops=harness_gflops,
@@ -118,7 +119,7 @@ def measure_all(cfg: DictConfig, scratch: Path, log=progress.say) -> dict:
                fraction_of_matmul_peak=harness_gflops / out["matmul_peak_gflops"])
 
     log(f"5/7 lanes: run-steps per s at {list(cfg.lane_counts)} lanes, light and heavy step")
-    out.update(lane_figures(cfg))
+    out.update(lane_figures(cfg, caches))
 
     out.update(claim_quick_wall_s=None, peak_rss_gb=None)
     if cfg.claim_quick:
@@ -136,7 +137,7 @@ def measure_all(cfg: DictConfig, scratch: Path, log=progress.say) -> dict:
     return out
 
 
-def lane_figures(cfg: DictConfig) -> dict:
+def lane_figures(cfg: DictConfig, caches: dict | None = None) -> dict:
     """lane_throughput (run-steps/s per lane count, the median over rounds) on the
     light step (the bench's d_k) and the heavy one (additive at d_k=1024), the
     speedups over one lane, and each speedup's range over the rounds."""
@@ -145,7 +146,7 @@ def lane_figures(cfg: DictConfig) -> dict:
     for kind, extra in (("light", [f"d_k={cfg.d_k}"]), ("heavy", list(cfg.heavy))):
         train_cfg = _train_cfg(cfg, extra)
         name = f"{train_cfg.attention.name}_dk{train_cfg.d_k}"
-        measured = measure.lane_throughput(train_cfg, counts, cfg.min_time_s, cfg.lane_rounds)
+        measured = measure.lane_throughput(train_cfg, counts, cfg.min_time_s, cfg.lane_rounds, caches)
         tables[kind] = out.setdefault("lane_throughput", {})[name] = measured["median"]
         rounds[kind] = out.setdefault("lane_throughput_rounds", {})[name] = measured["rounds"]
     light, heavy = tables["light"], tables["heavy"]

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import defaultdict
 from typing import Callable
 
 import jax
@@ -26,6 +27,15 @@ from experiments.training.group import Lane
 from experiments.training import step as steplib
 from experiments.training.compile import ProgramCache
 from experiments.training.model import init_model
+
+
+def lane_caches() -> defaultdict[int, ProgramCache]:
+    """One ProgramCache per lane count, for the whole bench. A group's programs depend
+    on its lane count and a ProgramCache holds one key, so with one per count a group
+    finds the programs an earlier measurement compiled for the same model, optimizer
+    and count (the light step's again, a one-seed group after a two-seed one). Every
+    timing leaves compiling out, so sharing moves no figure, only the bench's length."""
+    return defaultdict(ProgramCache)
 
 
 def best_time(call: Callable[[], object], min_time_s: float, min_reps: int = 3) -> float:
@@ -69,11 +79,13 @@ def bare_step(cfg: DictConfig, seed: int = 0):
     return compiled, params, opt_state, batch
 
 
-def step_times(cfg: DictConfig, min_time_s: float) -> dict:
+def step_times(cfg: DictConfig, min_time_s: float,
+               caches: defaultdict[int, ProgramCache] | None = None) -> dict:
     """Seconds per train step: the harness's chunk (a loop over eval_every
     steps, batches drawn in the graph, measurements) against the bare step
     called from a Python loop. Same model, batch size and optimizer."""
-    group = grouplib.prepare(cfg, loop.lanes_of(cfg)[:1])
+    caches = lane_caches() if caches is None else caches
+    group = grouplib.prepare(cfg, loop.lanes_of(cfg)[:1], caches[1])
     length = group.chunk_steps
     n_steps = group.place_shared(np.int32(length))
     box = {"state": group.state}
@@ -102,20 +114,21 @@ def train_seeds(cfg: DictConfig, seeds: list[int], cache: ProgramCache) -> list:
     return loop.train_lanes(cfg, [Lane(s, float(cfg.optimizer.lr)) for s in seeds], cache=cache)
 
 
-def seed_group_times(cfg: DictConfig, n_seeds: int, repeats: int = 5) -> dict:
+def seed_group_times(cfg: DictConfig, n_seeds: int, repeats: int = 5,
+                     caches: defaultdict[int, ProgramCache] | None = None) -> dict:
     """Training time (compile excluded) of n_seeds seeds vmapped against the
     same seeds one after another, each compiled and warmed up first; the two
     are timed in alternation `repeats` times and the ratio of each pair kept,
     so that a burst of load on a shared machine hits one pair, not the median."""
     seeds = list(range(cfg.seed, cfg.seed + n_seeds))
-    cache = ProgramCache()  # a one-seed group reuses the programs of the one-seed group before it
+    caches = lane_caches() if caches is None else caches  # each group size compiles once
     for group in ([seeds[0]], seeds):  # compile both programs, then a quiet warm-up run
-        train_seeds(cfg, group, cache)
-        train_seeds(cfg, group, cache)
+        train_seeds(cfg, group, caches[len(group)])
+        train_seeds(cfg, group, caches[len(group)])
     ratios, sequential, vmapped = [], [], []
     for _ in range(repeats):
-        sequential.append(sum(train_seeds(cfg, [s], cache)[0].train_time_s for s in seeds))
-        vmapped.append(train_seeds(cfg, seeds, cache)[0].train_time_s)
+        sequential.append(sum(train_seeds(cfg, [s], caches[1])[0].train_time_s for s in seeds))
+        vmapped.append(train_seeds(cfg, seeds, caches[len(seeds)])[0].train_time_s)
         ratios.append(sequential[-1] / vmapped[-1])
     return {"sequential_train_s": float(np.median(sequential)),
             "vmapped_train_s": float(np.median(vmapped)),
@@ -125,7 +138,7 @@ def seed_group_times(cfg: DictConfig, n_seeds: int, repeats: int = 5) -> dict:
 
 
 def lane_throughput(cfg: DictConfig, lane_counts: list[int], min_time_s: float,
-                    rounds: int = 3) -> dict:
+                    rounds: int = 3, caches: defaultdict[int, ProgramCache] | None = None) -> dict:
     """Run-steps per second (lanes x train steps per second of the group's
     compiled chunk, evaluations left out) for each lane count: lanes are
     seeds x rates of one program, so the count alone sets the work.
@@ -134,10 +147,10 @@ def lane_throughput(cfg: DictConfig, lane_counts: list[int], min_time_s: float,
     turn, `rounds` times over: a burst of load on a shared machine hits one
     round of every count alike rather than one count's whole timing. Returns
     {"median": {count: run-steps/s}, "rounds": {count: [run-steps/s per round]}}."""
-    calls = {}
+    calls, caches = {}, lane_caches() if caches is None else caches
     for n in lane_counts:
         group = grouplib.prepare(cfg, [Lane(cfg.seed + i, float(cfg.optimizer.lr))
-                                       for i in range(n)])
+                                       for i in range(n)], caches[n])
         n_steps = group.place_shared(np.int32(group.chunk_steps))
         box = {"state": group.state}
 
