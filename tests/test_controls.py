@@ -101,3 +101,14 @@ def test_the_words_hold_a_row_per_d_k_and_a_row_per_additive_form():
     cell = reading(summary(0.9))
     assert list(rc.init_table(cell)["d_k"]) == D_KS
     assert [r["additive"] for r in rc.wide_rows(cell)] == ["d_hidden 64", "tied, d_hidden = d_k"]
+
+
+def test_the_answer_reads_the_cause_from_the_same_controls_the_section_shows():
+    """The quality section's cell carries the controls' reading (one reading, two places): equal to
+    the controls section's, and its cause is the one the answer's cell states."""
+    from experiments.analysis.verdicts import quality
+    res = load.Results(None, summary(place=0.9), None, None, None)
+    (cell,) = quality.quality(res).cells
+    assert cell.controls == reading(res.summary)
+    assert vc.of_cells(res, [cell]).cells == (cell.controls,)
+    assert cell.controls.init.cause() is vc.Cause.START

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from experiments.analysis.render.clauses import d_k_list, delta_text, question_words, reading
+from experiments.analysis.render import controls as controls_words
 from experiments.analysis.render import quality_robust
 from experiments.analysis.render.quality import OUT
 from experiments.analysis.stats import profile
@@ -85,17 +86,31 @@ def _mup(lr_parts: dict[str, Part]) -> str:
     if q is None or q.n == 0:
         return "Whether muP's rate transfers: not measured (no mup runs)."
     word = {Answer.YES: "transfers", Answer.NO: "does not transfer"}.get(q.answer, "may or may not transfer (unclear)")
-    return f"muP's rate {word}: its optimum moves {reading(q)} ({question_words(q.question)})."
+    over = f" over d_k ≥ {q.question.from_d_k}, its base width" if q.question.from_d_k else ""
+    return f"muP's rate {word}: its optimum moves {reading(q)}{over} ({question_words(q.question)})."
+
+
+def _seeds(c: Cell) -> str:
+    """'on 10 seeds' (the judged seeds per compared pair; 'on 8-24 seeds' where clauses differ)."""
+    ns = sorted({x.n for x in c.parts if x.n})
+    if not ns:
+        return ""
+    return f" on {ns[0]} seeds" if len(ns) == 1 else f" on {ns[0]}-{ns[-1]} seeds"
+
+
+def _cause(c: Cell) -> str:
+    return f" Why unscaled falls behind: {controls_words.cause_words(c.controls)}." if c.controls else ""
 
 
 def cell_answer(c: Cell) -> str:
-    """'**task/opt** (verdict): sentences' for one (task, optimizer)."""
+    """'**task/opt** (verdict on n seeds; its flip margins): sentences' for one (task, optimizer),
+    ending with the cause the controls read."""
     p = c.dk_profile
     gap = "".join(f" Not measured at {d_k_list(d_ks)}: {OUT[why]}."
                   for why, d_ks in p.why_unmeasured().items())
     flips = f"; at ±{c.margin:g}, {quality_robust.flip_words(c.sensitivity)}" if c.sensitivity else ""
-    return (f"**{p.name}** ({words(c.verdict, c.seeds)}{flips}): {_fix(p, c.fix_from, c.margin)} "
-            f"{_additive(c)}{_wide(p, c.margin)} {_mup(c.lr_parts)}{gap}")
+    return (f"**{p.name}** ({words(c.verdict, c.seeds)}{_seeds(c)}{flips}): {_fix(p, c.fix_from, c.margin)} "
+            f"{_additive(c)}{_wide(p, c.margin)} {_mup(c.lr_parts)}{gap}{_cause(c)}")
 
 
 def answer_lines(sections) -> list[str]:

@@ -45,13 +45,17 @@ def _fraction(r: InitAt) -> str:
 
 def init_sentence(c: CellControls) -> str:
     """One plain sentence on the cause of unscaled's fall in a cell."""
+    return f"**{c.name}**: {cause_words(c)}."
+
+
+def cause_words(c: CellControls) -> str:
+    """The cause of unscaled's fall in a cell, as the unscaled_init control reads it."""
     init = c.init
     if init.lacks or not init.rows:
         why = LACK_WORDS[init.lacks] if init.lacks else "no d_k where scaled learned"
-        return f"**{c.name}**: unscaled_init not measured ({why})."
-    cause = init.cause()
+        return f"unscaled_init not measured ({why})"
     by_d = "; ".join(f"{d_k_list(d_ks)}: {cause_name(k)}" for k, d_ks in init.causes().items())
-    return f"**{c.name}**: {CAUSE_WORDS[cause]} ({by_d})."
+    return f"{CAUSE_WORDS[init.cause()]} ({by_d})"
 
 
 def cause_name(c: Cause) -> str:

@@ -157,14 +157,15 @@ def render(res: load.Results, sections: list[Section], answer: str | None = None
     if missing:
         head.append("Missing from this results folder: " + ", ".join(missing) + ".")
     body = [md for s in sections for md in (section_md(res, s, c), *every_variant_md(s))]
-    return "\n\n".join(head + body + controls_md(res) + diverged_md(res)) + "\n"
+    cells = [cell for s in sections for cell in s.cells]
+    return "\n\n".join(head + body + controls_md(res, cells) + diverged_md(res)) + "\n"
 
 
-def controls_md(res: load.Results) -> list[str]:
+def controls_md(res: load.Results, cells: list) -> list[str]:
     """"## Controls" (render.controls): where unscaled_init sits between unscaled and scaled, and
     additive at a fixed hidden width beside the tied additive; with the mechanism figure."""
     parts = [f"## {controls_words.TITLE}", controls_words.INTRO, *figure_links(res, ["mechanism"])]
-    for block in controls_words.blocks(controls_reading.controls(res)):
+    for block in controls_words.blocks(controls_reading.of_cells(res, cells)):
         parts += [f"*{block[0]}*", md_table(block[1])] if isinstance(block, tuple) else [block]
     return ["\n\n".join(parts)]
 

@@ -207,7 +207,12 @@ def cell_controls(every: pd.DataFrame, history, fraction: float, margin: float, 
                   name: str) -> CellControls:
     """Both controls of one (task, optimizer)'s summary rows (every lr)."""
     p = qp.cell_profile(every, history, fraction, name)
-    best = lr_select.at_best(every, history)
+    return controls_of(p, lr_select.at_best(every, history), margin, rule, name)
+
+
+def controls_of(p: qp.CellProfile, best: pd.DataFrame, margin: float, rule: qp.AlikeRule,
+                name: str) -> CellControls:
+    """Both controls of a cell already read on its profile, from its runs at their chosen rates."""
     return CellControls(name, init_control(best, p), wide_control(best, p, margin, rule))
 
 
@@ -220,3 +225,7 @@ def controls(res: load.Results) -> Controls:
                                         lr_views.label(c))
                           for c in load.conditions(res.summary)))
 
+
+def of_cells(res: load.Results, cells) -> Controls:
+    """The controls the quality section's cells (verdicts.quality.Cell) already read."""
+    return Controls(lacks=Lack.SUMMARY) if res.summary is None else Controls(tuple(c.controls for c in cells))

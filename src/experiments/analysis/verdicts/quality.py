@@ -19,6 +19,7 @@ from experiments.analysis.lr import select as lr_select
 from experiments.analysis.lr import views as lr_views
 from experiments.analysis.lr.theory import predicted_lr_slope
 from experiments.analysis.stats import profile
+from experiments.analysis.verdicts import controls as controls_reading
 from experiments.analysis.verdicts import every_variant
 from experiments.analysis.verdicts import quality_profile as qp
 from experiments.analysis.verdicts import quality_rules
@@ -59,6 +60,7 @@ class Cell:
     sensitivity: margin_sensitivity.Sensitivity | None = None  # the verdict by margin
     looks: tuple[int, ...] = ()  # per clause, the look that judged it (two-stage cells; else empty)
     stage: top_up.Stage | None = None  # a two-stage cell's design, stage-1 seeds and top-ups
+    controls: controls_reading.CellControls | None = None  # why unscaled falls behind (verdicts.controls)
 
     @property
     def seeds(self) -> int:
@@ -204,10 +206,12 @@ def _cell(every: pd.DataFrame, history, fraction: float, margin: float, alike: q
     if stage is not None:  # a two-stage confirmation: each clause at its look
         parts, looks = two_look_parts(every, history, p, fraction, margin, alike, stage)
     view, lr_parts, grid = lr_view(every, history)
-    n_div = len(diverged.diverged(lr_select.at_best(every, history)))
+    best = lr_select.at_best(every, history)
+    n_div = len(diverged.diverged(best))
     by_margin = margin_sensitivity.sensitivity(p, margin, lambda m: profile_parts(p, m, alike)[0])
     return Cell(name, verdict_of(parts), parts, p, cross, fix_from, margin, view, lr_parts, n_div, grid, alike,
-                robust.clause_checks(parts, p, margin), robust.crossing_both_ways(p), by_margin, looks, stage)
+                robust.clause_checks(parts, p, margin), robust.crossing_both_ways(p), by_margin, looks, stage,
+                controls_reading.controls_of(p, best, margin, alike, name))
 
 
 def _tables(s: pd.DataFrame, history, cells: list[Cell]) -> list[Table]:

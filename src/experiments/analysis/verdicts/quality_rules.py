@@ -72,6 +72,7 @@ class LrSlope:
     """(c): flat within ±band where the `predicted` slope is 0, else reported beside it (None: none)."""
     band: float
     predicted: float | None
+    from_d_k: int | None = None  # judged over the d_ks from this one on (a base width), else all
 
 
 def _at(d_ks, diffs, j) -> tuple:
@@ -192,5 +193,5 @@ def lr_slope_part(variant: str, slopes, band: float, predicted: float | None, fr
     else:
         answer = Answer.REPORTED
     scope = f" over d_k ≥ {from_d_k}" if from_d_k else ""
-    return Part(f"{variant}: slope of log2 best lr{scope}", LrSlope(band, predicted), answer, ci, n,
+    return Part(f"{variant}: slope of log2 best lr{scope}", LrSlope(band, predicted, from_d_k), answer, ci, n,
                 detectable(slopes) if n else math.nan, 2)
