@@ -76,8 +76,8 @@ def _self_test(browser: str, root, tmp_path) -> dict:
 def test_dashboard_in_headless_chromium(tmp_path):
     root = write_synthetic_results(tmp_path / "results")
     assert dashboard.main([f"results_dir={root}"]) == 0
-    # the profile included, and figure 13 once per condition (two)
-    assert_self_contained((root / "dashboard.html").read_text(), n_figures=14)
+    # the profile and the verdict by margin included, figures 6, 7 and 13 once per condition (two)
+    assert_self_contained((root / "dashboard.html").read_text(), n_figures=16)
     browser = _browser()
     result = _self_test(browser, root, tmp_path)
     assert result["figures"] >= 9 and result["figures_drawn"] == result["figures"]
