@@ -98,8 +98,13 @@ def _seeds(c: Cell) -> str:
     return f" on {ns[0]} seeds" if len(ns) == 1 else f" on {ns[0]}-{ns[-1]} seeds"
 
 
+def _measured(c: Cell) -> bool:
+    return c.controls is not None and bool(c.controls.init.rows)
+
+
 def _cause(c: Cell) -> str:
-    return f" Why unscaled falls behind: {controls_words.cause_words(c.controls)}." if c.controls else ""
+    """The controls' cause, where unscaled_init ran in the cell (the Controls section says where not)."""
+    return f" Why unscaled falls behind: {controls_words.cause_words(c.controls)}." if _measured(c) else ""
 
 
 def cell_answer(c: Cell) -> str:
@@ -108,7 +113,7 @@ def cell_answer(c: Cell) -> str:
     p = c.dk_profile
     gap = "".join(f" Not measured at {d_k_list(d_ks)}: {OUT[why]}."
                   for why, d_ks in p.why_unmeasured().items())
-    flips = f"; at ±{c.margin:g}, {quality_robust.flip_words(c.sensitivity)}" if c.sensitivity else ""
+    flips = f"; {quality_robust.flip_words(c.sensitivity)}" if c.sensitivity else ""
     return (f"**{p.name}** ({words(c.verdict, c.seeds)}{_seeds(c)}{flips}): {_fix(p, c.fix_from, c.margin)} "
             f"{_additive(c)}{_wide(p, c.margin)} {_mup(c.lr_parts)}{gap}{_cause(c)}")
 

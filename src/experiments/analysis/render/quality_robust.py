@@ -22,12 +22,12 @@ SIGN_FLIP = (f"sign-flip permutation test on the paired seed differences (scipy.
 
 
 def flip_words(s: Sensitivity) -> str:
-    """'the same from 0.017 to 0.051; does not hold below, holds above': where the verdict flips."""
+    """'at every margin from 0.017 to 0.051; does not hold below, holds above': where the verdict flips."""
     lo = f"{s.below.margin:.3f}" if s.below else "0"
     hi = f"{s.above.margin:.3f}" if s.above else f"{FARTHEST:g}"
     sides = [f"{s.below.verdict.value} below" if s.below else "", f"{s.above.verdict.value} above" if s.above else ""]
     sides = [x for x in sides if x]
-    return f"the same at every margin from {lo} to {hi}" + (f"; {', '.join(sides)}" if sides else "")
+    return f"at every margin from {lo} to {hi}" + (f"; {', '.join(sides)}" if sides else "")
 
 
 def _at_margin(s: Sensitivity, i: int) -> str:
