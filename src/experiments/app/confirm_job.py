@@ -139,7 +139,12 @@ def run(cfg: DictConfig) -> list[dict]:
     record(root, best, cfg, sorted(int(s) for s in runs["seed"].unique()))
     progress.say(f"{cfg.for_cell}: {len(jobs)} (variant, d_k) at their chosen rates, seeds "
                  f"{cfg.seed_from}..{cfg.seed_from + cfg.n_seeds - 1}; rates in {root / OUTPUT}")
-    summaries, cache = [], ProgramCache()  # a job reuses the programs of the one before where it can
+    return train_jobs(jobs)
+
+
+def train_jobs(jobs: list[DictConfig]) -> list[dict]:
+    """Each job through the train job, in order; a job reuses the programs of the one before where it can."""
+    summaries, cache = [], ProgramCache()
     for job in jobs:
         summaries += train_job.run(job, cache)
     return summaries

@@ -22,12 +22,11 @@ from omegaconf import DictConfig, OmegaConf
 from experiments.analysis.tables import load
 from experiments.analysis.verdicts import quality, top_up
 from experiments.analysis.verdicts import quality_profile as qp
-from experiments.app import confirm_job, progress, train_job
+from experiments.app import confirm_job, progress
 from experiments.app.analysis_cli import two_stage_of
 from experiments.app.errors import ConfigError
 from experiments.store.collect import ENDED, collect_runs
 from experiments.store.results import atomic_write_text, run_dir
-from experiments.training.compile import ProgramCache
 
 
 def declared(root: Path) -> tuple[top_up.TwoStage, dict]:
@@ -112,7 +111,4 @@ def run(cfg: DictConfig) -> list[dict]:
     record(root, cell, entries, stage_one, extra, ups)
     progress.say(f"{cell}: {len(ups)} undecided comparisons after stage 1; {len(jobs)} (variant, d_k) get "
                  f"seeds up to {max(wanted.values(), default=first)}; in {root / confirm_job.OUTPUT}")
-    summaries, cache = [], ProgramCache()
-    for job in jobs:
-        summaries += train_job.run(job, cache)
-    return summaries
+    return confirm_job.train_jobs(jobs)
