@@ -16,9 +16,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from test_extending import copy_with_doc_files
+from test_extending import COMMANDS, copy_with_doc_files
 
-pytestmark = pytest.mark.slow  # trains in four processes and regenerates: minutes
+pytestmark = pytest.mark.slow  # trains (one process) and regenerates: a minute
 
 TINY = ["train.steps=40", "train.eval_every=20", "train.n_val=32", "train.n_test=32", "train.batch_size=16",
         "train.n_seeds=2", "logger=none", "progress=false"]
@@ -59,7 +59,8 @@ PROBE = textwrap.dedent('''
 
 @pytest.fixture(scope="module")
 def study(tmp_path_factory):
-    """The copy, its results folder trained and regenerated, and a command runner."""
+    """The copy, its results folder trained, a folder that adds one run at another budget, and a
+    command runner. The four sweeps share one process (test_extending's COMMANDS)."""
     root, env = copy_with_doc_files(tmp_path_factory, "own_study")
 
     def cli(*args, ok=True):
@@ -68,20 +69,20 @@ def study(tmp_path_factory):
         assert (proc.returncode == 0) is ok, proc.stderr[-3000:]
         return proc
 
-    results = root / "results"
-    train = ["-m", "experiments.train", "-m", f"results_dir={results}", *TINY]
-    cli(*train, f"attention=scaled,unscaled,{OWN_VARIANT}", "d_k=8,16")
-    cli(*train, f"attention={OWN_VARIANT}", f"d_k={VARIANT_ONLY_D_K}")
-    cli(*train, f"task={OWN_TASK}", "attention=scaled", f"d_k={TASK_D_K}")
-    return root, results, cli, env
+    results, odd = root / "results", root / "odd"
+    train = ["experiments.train", "-m", f"results_dir={results}", *TINY]
+    cli("-c", COMMANDS, json.dumps([
+        [*train, f"attention=scaled,unscaled,{OWN_VARIANT}", "d_k=8,16"],
+        [*train, f"attention={OWN_VARIANT}", f"d_k={VARIANT_ONLY_D_K}"],
+        [*train, f"task={OWN_TASK}", "attention=scaled", f"d_k={TASK_D_K}"],
+        ["experiments.train", f"results_dir={odd}", *TINY, f"attention={OWN_VARIANT}", "d_k=8", "train.steps=20"],
+    ]))
+    shutil.copytree(results / "runs", odd / "runs", dirs_exist_ok=True)  # the study's runs beside the odd one
+    return root, results, odd, cli, env
 
 
-def test_a_variant_at_another_budget_is_refused_and_nothing_is_written(study, tmp_path):
-    _, results, cli, _ = study
-    odd = tmp_path / "odd"
-    shutil.copytree(results / "runs", odd / "runs")
-    cli("-m", "experiments.train", f"results_dir={odd}", *TINY, f"attention={OWN_VARIANT}", "d_k=8",
-        "train.steps=20")
+def test_a_variant_at_another_budget_is_refused_and_nothing_is_written(study):
+    _, _, odd, cli, _ = study
     proc = cli("-m", "experiments.regenerate", f"results_dir={odd}", "primary_task=assoc_recall", ok=False)
     [line] = proc.stderr.strip().splitlines()[-1:]
     assert proc.returncode == 2 and "train.steps" in line and OWN_VARIANT in line and "Traceback" not in proc.stderr
@@ -90,7 +91,7 @@ def test_a_variant_at_another_budget_is_refused_and_nothing_is_written(study, tm
 
 @pytest.fixture(scope="module")
 def regenerated(study):
-    root, results, cli, env = study
+    root, results, _, cli, env = study
     subprocess.run(["bash", "scripts/regenerate.sh", "primary_task=assoc_recall"], cwd=root,  # the README's command
                    env={**env, "RESULTS": str(results), "PATH": f"{Path(sys.executable).parent}:{env['PATH']}"},
                    check=True, capture_output=True, timeout=600)
