@@ -62,13 +62,6 @@ def test_one_sided_power_matches_simulation():
     assert profile.one_sided_power(sd, n, effect) == pytest.approx(simulated, abs=0.03)
 
 
-def test_seeds_for_tost_reaches_the_power():
-    n = profile.seeds_for_tost(0.04, 0.05)
-    assert n is not None
-    assert profile.tost_power(0.04, n, 0.05) >= 0.8 > profile.tost_power(0.04, n - 1, 0.05)
-    assert profile.seeds_for_tost(1.0, 0.05, most=20) is None
-
-
 def test_crossover_finds_a_known_crossing_and_covers_it():
     rng = np.random.default_rng(5)
     x = np.log2(D_KS)

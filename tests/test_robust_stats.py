@@ -47,6 +47,15 @@ def test_tost_power_at_the_observed_delta_reproduces_the_audit():
     assert robust.tost_powers([0.1, 0.2], 0.05)[2:] == (None, None)
 
 
+def test_tost_seeds_are_the_fewest_that_reach_the_power():
+    n = robust.tost_seeds(0.04, 0.05)
+    assert profile.tost_power(0.04, n, 0.05) >= 0.8 > profile.tost_power(0.04, n - 1, 0.05)
+    stricter = robust.tost_seeds(0.04, 0.05, alpha=0.025)
+    assert profile.tost_power(0.04, stricter, 0.05, 0.0, 0.025) >= 0.8 and stricter > n
+    assert robust.tost_seeds(0.04, 0.05, delta=0.06) is None  # Δ outside the margin
+    assert robust.tost_seeds(5.0, 0.05) is None  # past MOST_SEEDS
+
+
 def test_one_sided_power_and_its_seeds():
     power, seeds = robust.one_sided_powers(_sample(0.02, 0.04, 8))
     assert 0.3 < power < 0.6 and 20 < seeds < 30  # (1.645 + 0.84)^2 (0.04 / 0.02)^2 ≈ 25

@@ -201,13 +201,3 @@ def one_sided_power(sd: float, n: int, effect: float, alpha: float = ALPHA) -> f
         return math.nan
     t = sps.t.ppf(1 - alpha, n - 1)
     return float(sps.nct.sf(t, n - 1, effect * math.sqrt(n) / sd))
-
-
-def seeds_for_tost(sd: float, margin: float, power: float = 0.8, alpha: float = ALPHA,
-                   most: int = 256) -> int | None:
-    """Fewest paired seeds for which TOST at margin reaches `power` when the true Δ is 0;
-    None if more than `most` would be needed."""
-    for n in range(MIN_SEEDS, most + 1):
-        if tost_power(sd, n, margin, 0.0, alpha) >= power:
-            return n
-    return None

@@ -73,6 +73,23 @@ def fewest_seeds(power_at, target: float) -> int | None:
     return lo
 
 
+def tost_seeds(sd: float, margin: float, delta: float = 0.0, target: float = 0.8,
+               alpha: float = profile.ALPHA) -> int | None:
+    """The fewest paired seeds for TOST at ±margin to reach `target` power when the true Δ and sd
+    are these; None where Δ lies outside ±margin (TOST's alternative) or past MOST_SEEDS."""
+    if not abs(delta) < margin:
+        return None
+    return fewest_seeds(lambda k: profile.tost_power(sd, k, margin, delta, alpha), target)
+
+
+def one_sided_seeds(sd: float, effect: float, target: float = 0.8, alpha: float = profile.ALPHA) -> int | None:
+    """The fewest paired seeds for the one-sided t-test to reach `target` power at a true
+    difference `effect` above its null; None where effect <= 0 or past MOST_SEEDS."""
+    if not effect > 0:
+        return None
+    return fewest_seeds(lambda k: profile.one_sided_power(sd, k, effect, alpha), target)
+
+
 def tost_powers(diff, margin: float, target: float = 0.8) -> tuple[float, float, int | None, int | None]:
     """(TOST's power if truly equal, its power at the observed mean and paired sd, the seeds for
     `target` power at Δ = 0, the seeds for it at the observed Δ: None where the observed Δ lies
@@ -82,9 +99,8 @@ def tost_powers(diff, margin: float, target: float = 0.8) -> tuple[float, float,
     if n < MIN_SEEDS:
         return math.nan, math.nan, None, None
     delta = float(x.mean())
-    at = lambda k, d: profile.tost_power(sd, k, margin, d)  # noqa: E731
-    at_observed = fewest_seeds(lambda k: at(k, delta), target) if abs(delta) < margin else None
-    return at(n, 0.0), at(n, delta), fewest_seeds(lambda k: at(k, 0.0), target), at_observed
+    return (profile.tost_power(sd, n, margin, 0.0), profile.tost_power(sd, n, margin, delta),
+            tost_seeds(sd, margin, 0.0, target), tost_seeds(sd, margin, delta, target))
 
 
 def one_sided_powers(diff, null: float = 0.0, target: float = 0.8) -> tuple[float, int | None]:
@@ -95,7 +111,4 @@ def one_sided_powers(diff, null: float = 0.0, target: float = 0.8) -> tuple[floa
     if n < MIN_SEEDS:
         return math.nan, None
     effect = float(x.mean()) - null
-    power = profile.one_sided_power(sd, n, effect)
-    if not effect > 0:
-        return power, None
-    return power, fewest_seeds(lambda k: profile.one_sided_power(sd, k, effect), target)
+    return profile.one_sided_power(sd, n, effect), one_sided_seeds(sd, effect, target)

@@ -78,9 +78,9 @@ def power(test: Test, sd: float, n: int, delta: float, margin: float, alpha: flo
 def seeds_needed(test: Test, sd: float, delta: float, margin: float, alpha: float, target: float) -> int | None:
     """The fewest paired seeds for `target` power; None past robust.MOST_SEEDS or outside the
     test's alternative."""
-    if not effect(test, delta, margin) > 0:
-        return None
-    return robust.fewest_seeds(lambda n: power(test, sd, n, delta, margin, alpha), target)
+    if test is Test.ALIKE:
+        return robust.tost_seeds(sd, margin, delta, target, alpha)
+    return robust.one_sided_seeds(sd, effect(test, delta, margin), target, alpha)
 
 
 @dataclass(frozen=True)
