@@ -10,9 +10,9 @@ it as done and experiments.confirm chooses the rate on it, as on a run trained h
 gets the composed config, the committed history and the committed summary (the keys that are
 not config keys).
 
-A carried run is the committed build's numbers, not a retrain's: the current build rounds
-differently (docs/NEXT_REFERENCE.md measures by how much), so the folder mixes two builds at the
-selection seeds; the confirmation seeds, the runs judged, are all trained by the current one.
+A carried run is the committed numbers, not a retrain's: another machine rounds differently
+(docs/NEXT_REFERENCE.md measures by how much), so the folder mixes two machines' rounding at the
+selection seeds; the confirmation seeds, the runs judged, are all trained anew.
 `whole` names the runs left to train instead: the whole-curve seeds of the (cell, variant)s that
 the study trains at every rate to the budget (train.prune.spare_seeds); their jobs are composed
 with that key, as the study trains them. A folder that already holds a run is left as it is, so
