@@ -45,7 +45,7 @@ train experiment=answer_wide cell=adam_mqar
 confirm for_cell=adam_mqar n_seeds=8
 confirm for_cell=adam_mqar stage=2
 
-carry folder "$TEXT" "$RESULTS"  # stops here until the text cell's confirmation has ended
+carry folder "$TEXT" "$RESULTS"  # stops here until the text cell's stage 2 has ended
 train experiment=mup_width
 python -m experiments.probe input_model=all 'seeds=[0,1,2]' 'd_ks=[2,4,8,16,32,64,128,256,512,1024]' \
   results_dir="$RESULTS"

@@ -100,7 +100,11 @@ def test_a_cell_trained_apart_is_copied_whole_and_its_unfinished_runs_named(tmp_
         folder.mkdir(parents=True)
         (folder / "summary.json").write_text(json.dumps({"status": status}))
         pd.DataFrame({"step": [0]}).to_parquet(folder / "history.parquet")
-    (source / "confirm.json").write_text(json.dumps({"cells": [], "two_stage": {"adam_charlm": {}}}))
+    (source / "confirm.json").write_text(json.dumps({"cells": []}))  # stage 1 only
     done = reuse_job.carry_folder(source, root)
-    assert (done.written, len(done.left)) == (1, 1) and (root / "runs" / "done" / "summary.json").is_file()
-    assert json.loads((root / "confirm.json").read_text())["two_stage"] == {"adam_charlm": {}}
+    assert (done.written, len(done.left)) == (1, 2) and (root / "runs" / "done" / "summary.json").is_file()
+    assert not (root / "confirm.json").exists()
+    (source / "confirm.json").write_text(json.dumps({"cells": [], "two_stage": {"adam_charlm": {"n": 1}}}))
+    again = reuse_job.carry_folder(source, root)
+    assert (again.written, again.present, len(again.left)) == (0, 1, 1)
+    assert json.loads((root / "confirm.json").read_text())["two_stage"] == {"adam_charlm": {"n": 1}}

@@ -161,7 +161,8 @@ def check_folders(source: Path, root: Path) -> None:
 
 def carry_folder(source: Path, root: Path) -> Carried:
     """Every finished run folder of `source` copied into `root`/runs (one there already is left
-    as it is; an unfinished one is named in `left`), then source's confirm.json merged into root's."""
+    as it is; an unfinished one is named in `left`), then source's confirm.json merged into root's
+    once it records a stage 2 (before that, `left` says the confirmation has not ended)."""
     done = Carried()
     for folder in run_folders(source):
         target = results.run_dir(root, folder.name)
@@ -173,11 +174,12 @@ def carry_folder(source: Path, root: Path) -> Carried:
             shutil.copytree(folder, target, dirs_exist_ok=True)
             done.written += 1
     path, into = source / confirm_job.OUTPUT, root / confirm_job.OUTPUT
-    if not path.is_file():
-        done.left.append(f"{path}: no confirm.json (its confirmation has not run)")
+    record = json.loads(path.read_text()) if path.is_file() else {}
+    if not record.get(RECORD):  # the two-stage design is every cell's: its stage 2 ends the cell
+        done.left.append(f"{path}: no stage 2 recorded (its confirmation has not ended)")
         return done
     old = json.loads(into.read_text()) if into.is_file() else {}
-    results.atomic_write_text(into, json.dumps(merged_confirm(old, json.loads(path.read_text())), indent=2) + "\n")
+    results.atomic_write_text(into, json.dumps(merged_confirm(old, record), indent=2) + "\n")
     return done
 
 
