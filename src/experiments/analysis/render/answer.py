@@ -83,8 +83,11 @@ def _wide(p: qp.CellProfile, margin: float) -> str:
 
 def _mup(lr_parts: dict[str, Part]) -> str:
     q = lr_parts.get("mup")
-    if q is None or q.n == 0:
+    if q is None:
         return "Whether muP's rate transfers: not measured (no mup runs)."
+    if q.n == 0:
+        over = f" at d_k ≥ {q.question.from_d_k}, its base width" if q.question.from_d_k else ""
+        return f"Whether muP's rate transfers: not measured (no seed's slope could be fitted{over})."
     word = {Answer.YES: "transfers", Answer.NO: "does not transfer"}.get(q.answer, "may or may not transfer (unclear)")
     over = f" over d_k ≥ {q.question.from_d_k}, its base width" if q.question.from_d_k else ""
     return f"muP's rate {word}: its optimum moves {reading(q)}{over} ({question_words(q.question)})."
