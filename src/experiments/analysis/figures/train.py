@@ -71,6 +71,26 @@ def _column_width(d_ks) -> float:
     return max(2.2, 5.0 / len(d_ks))
 
 
+def _curves_panel(ax, runs: pd.DataFrame, variant: str, broken: set) -> None:
+    """One (variant, d_k)'s seeds thin, the mean of its completed runs thick, × where one diverged."""
+    for rid, run in runs.groupby("run_id"):
+        run = run.sort_values("step")
+        ax.plot(run["step"], run["accuracy"], color=style.colour(variant), lw=0.6, alpha=0.45)
+        if rid in broken:  # where it stopped: an x on its last finite accuracy
+            last = run.dropna(subset=["accuracy"]).tail(1)
+            ax.plot(last["step"], last["accuracy"], color=style.colour(variant), **style.DIVERGED_MARK)
+    done = runs[~runs["run_id"].isin(broken)]
+    if len(done):
+        mean = done.groupby("step")["accuracy"].mean()
+        ax.plot(mean.index, mean.to_numpy(), color=style.colour(variant), lw=1.6)
+    n_div = runs.loc[runs["run_id"].isin(broken), "run_id"].nunique()
+    if n_div:
+        ax.text(0.97, 0.05, f"{n_div} diverged", transform=ax.transAxes, ha="right", fontsize=7,
+                color=style.colour(variant))
+    ax.set_yticks([0, 0.5, 1])
+    ax.label_outer()  # tick labels on the outer panels only
+
+
 def learning_curves(res):
     if res.history is None:
         raise Skip("no history.parquet")
@@ -88,24 +108,7 @@ def learning_curves(res):
         for r, v in enumerate(variants):
             for c, d in enumerate(d_ks):
                 ax = axes[r][c]
-                runs = hist[(hist["attention"] == v) & (hist["d_k"] == d)]
-                for rid, run in runs.groupby("run_id"):
-                    run = run.sort_values("step")
-                    ax.plot(run["step"], run["accuracy"], color=style.colour(v), lw=0.6, alpha=0.45)
-                    if rid in broken:  # where it stopped: an x on its last finite accuracy
-                        last = run.dropna(subset=["accuracy"]).tail(1)
-                        ax.plot(last["step"], last["accuracy"], color=style.colour(v),
-                                **style.DIVERGED_MARK)
-                done = runs[~runs["run_id"].isin(broken)]
-                if len(done):
-                    mean = done.groupby("step")["accuracy"].mean()
-                    ax.plot(mean.index, mean.to_numpy(), color=style.colour(v), lw=1.6)
-                n_div = runs.loc[runs["run_id"].isin(broken), "run_id"].nunique()
-                if n_div:
-                    ax.text(0.97, 0.05, f"{n_div} diverged", transform=ax.transAxes, ha="right",
-                            fontsize=7, color=style.colour(v))
-                ax.set_yticks([0, 0.5, 1])
-                ax.label_outer()  # tick labels on the outer panels only
+                _curves_panel(ax, hist[(hist["attention"] == v) & (hist["d_k"] == d)], v, broken)
                 if r == 0:
                     ax.set_title(f"d_k = {int(d)}")
                 if c == 0:
