@@ -164,15 +164,19 @@ def _train_staged(cfg: DictConfig, todo: list[Member], replacing: set[str],
     return summaries
 
 
-def _train(cfg: DictConfig, todo: list[Member], multirun: bool, cache: ProgramCache) -> list[dict]:
-    """Train the lanes in `todo` together; write and mirror each one's results."""
-    lanes = [m.lane for m in todo]
+def _bar(cfg: DictConfig, lanes: list) -> progress.RunBar:
+    """The job's progress bar, named by its variant, d_k, seeds and rates."""
     seeds = sorted({lane.seed for lane in lanes})
     rates = sorted({lane.lr for lane in lanes})
     label = (f"s{seeds[0]}" if len(seeds) == 1 else f"s{seeds[0]}-{seeds[-1]}") + \
         (f" lr={rates[0]:g}" if len(rates) == 1 else f" {len(rates)} lrs")
-    bar = progress.RunBar(f"{cfg.attention.name} d_k={cfg.d_k} {label}", cfg.train.steps,
-                          enabled=cfg.progress)
+    return progress.RunBar(f"{cfg.attention.name} d_k={cfg.d_k} {label}", cfg.train.steps, enabled=cfg.progress)
+
+
+def _train(cfg: DictConfig, todo: list[Member], multirun: bool, cache: ProgramCache) -> list[dict]:
+    """Train the lanes in `todo` together; write and mirror each one's results."""
+    lanes = [m.lane for m in todo]
+    bar = _bar(cfg, lanes)
     started = time.time()
     histories: list[list[dict]] = [[] for _ in todo]
     summaries = [{**m.keys, "threshold": cfg.train.threshold, "steps": cfg.train.steps,
