@@ -87,6 +87,7 @@ def _train_cfg(cfg: DictConfig, extra: list[str]) -> DictConfig:
 
 
 def measure_all(cfg: DictConfig, scratch: Path, log=progress.say) -> dict:
+    """Every bench.json figure, measurement by measurement (the seven steps the log names)."""
     out: dict = {}
     caches = measure.lane_caches()  # every measurement's programs, one cache per lane count
     log("1/7 harness step against a bare jitted step")
@@ -98,42 +99,56 @@ def measure_all(cfg: DictConfig, scratch: Path, log=progress.say) -> dict:
                                         cfg.vmap_repeats, caches))
 
     log("3/7 compile time, cold and with the persistent cache (fresh processes)")
-    probe = [*cfg.train, f"d_k={cfg.d_k}", "attention=additive"]  # not compiled above
-    cold = measure.compile_probe(str(scratch / "cache"), probe)
-    cached = measure.compile_probe(str(scratch / "cache"), probe)
-    out.update(compile_cold_s=cold["compile_s"], compile_cached_s=cached["compile_s"],
-               xla_compile_cold_s=cold["xla_compile_s"],
-               xla_compile_cached_s=cached["xla_compile_s"],
-               compile_cache_requests_cold=cold["cache_requests"], compile_cache_hits_cold=cold["cache_hits"],
-               compile_cache_requests_cached=cached["cache_requests"],
-               compile_cache_hits_cached=cached["cache_hits"],
-               compile_cached_over_cold=cached["compile_s"] / cold["compile_s"])
+    out.update(_compile_figures(cfg, scratch))
 
     log(f"4/7 float32 matmul peak and the train step at d_k={cfg.peak_d_k}")
     out.update(measure.matmul_peak_flops(list(cfg.matmul_sizes), cfg.min_time_s))
-    big = measure.step_times(_train_cfg(cfg, [f"d_k={cfg.peak_d_k}"]), cfg.min_time_s, caches)
-    harness_gflops = big["step_flops"] / big["harness_step_s"] / 1e9
-    out.update(peak_step_flops=big["step_flops"], peak_harness_step_s=big["harness_step_s"],
-               peak_bare_step_s=big["bare_step_s"], train_step_gflops=harness_gflops,
-               bare_step_gflops=big["step_flops"] / big["bare_step_s"] / 1e9,
-               fraction_of_matmul_peak=harness_gflops / out["matmul_peak_gflops"])
+    out.update(_peak_figures(cfg, caches, out["matmul_peak_gflops"]))
 
     log(f"5/7 lanes: run-steps per s at {list(cfg.lane_counts)} lanes, light and heavy step")
     out.update(lane_figures(cfg, caches))
 
     out.update(claim_quick_wall_s=None, peak_rss_gb=None)
     if cfg.claim_quick:
-        log("6/7 experiment=claim_quick end to end, cold compilation cache")
-        command = [sys.executable, "-m", "experiments.train", "-m", *cfg.train,
-                   *cfg.claim_quick_overrides, f"results_dir={scratch / 'claim_quick'}",
-                   "progress=false"]
-        env = {**os.environ, "JAX_COMPILATION_CACHE_DIR": str(scratch / "sweep_cache")}
-        cold_sweep = measure.sweep_wall(command, env)
-        out.update(claim_quick_wall_s=cold_sweep["wall_s"], peak_rss_gb=cold_sweep["peak_rss_gb"])
-        if cfg.claim_quick_warm:
-            log("7/7 the same sweep again (overwrite=true), warm cache")
-            warm = measure.sweep_wall([*command, "overwrite=true"], env)
-            out.update(claim_quick_warm_wall_s=warm["wall_s"], peak_rss_warm_gb=warm["peak_rss_gb"])
+        out.update(_claim_quick_figures(cfg, scratch, log))
+    return out
+
+
+def _compile_figures(cfg: DictConfig, scratch: Path) -> dict:
+    """One job's compile time in fresh processes: cold, then with the persistent cache it filled."""
+    probe = [*cfg.train, f"d_k={cfg.d_k}", "attention=additive"]  # not compiled by the steps before
+    cold = measure.compile_probe(str(scratch / "cache"), probe)
+    cached = measure.compile_probe(str(scratch / "cache"), probe)
+    return dict(compile_cold_s=cold["compile_s"], compile_cached_s=cached["compile_s"],
+                xla_compile_cold_s=cold["xla_compile_s"], xla_compile_cached_s=cached["xla_compile_s"],
+                compile_cache_requests_cold=cold["cache_requests"], compile_cache_hits_cold=cold["cache_hits"],
+                compile_cache_requests_cached=cached["cache_requests"],
+                compile_cache_hits_cached=cached["cache_hits"],
+                compile_cached_over_cold=cached["compile_s"] / cold["compile_s"])
+
+
+def _peak_figures(cfg: DictConfig, caches: dict, matmul_peak_gflops: float) -> dict:
+    """The train step at peak_d_k: its FLOPs, times and throughput against the matmul peak."""
+    big = measure.step_times(_train_cfg(cfg, [f"d_k={cfg.peak_d_k}"]), cfg.min_time_s, caches)
+    harness_gflops = big["step_flops"] / big["harness_step_s"] / 1e9
+    return dict(peak_step_flops=big["step_flops"], peak_harness_step_s=big["harness_step_s"],
+                peak_bare_step_s=big["bare_step_s"], train_step_gflops=harness_gflops,
+                bare_step_gflops=big["step_flops"] / big["bare_step_s"] / 1e9,
+                fraction_of_matmul_peak=harness_gflops / matmul_peak_gflops)
+
+
+def _claim_quick_figures(cfg: DictConfig, scratch: Path, log) -> dict:
+    """experiment=claim_quick end to end in a fresh process, cold cache (and warm, if asked)."""
+    log("6/7 experiment=claim_quick end to end, cold compilation cache")
+    command = [sys.executable, "-m", "experiments.train", "-m", *cfg.train, *cfg.claim_quick_overrides,
+               f"results_dir={scratch / 'claim_quick'}", "progress=false"]
+    env = {**os.environ, "JAX_COMPILATION_CACHE_DIR": str(scratch / "sweep_cache")}
+    cold = measure.sweep_wall(command, env)
+    out = dict(claim_quick_wall_s=cold["wall_s"], peak_rss_gb=cold["peak_rss_gb"])
+    if cfg.claim_quick_warm:
+        log("7/7 the same sweep again (overwrite=true), warm cache")
+        warm = measure.sweep_wall([*command, "overwrite=true"], env)
+        out.update(claim_quick_warm_wall_s=warm["wall_s"], peak_rss_warm_gb=warm["peak_rss_gb"])
     return out
 
 
