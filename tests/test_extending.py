@@ -33,8 +33,9 @@ VARIANT_YAML = "conf/attention/toy_temp.yaml"
 SHRINK = {
     "experiments.train": ["train.steps=4", "train.eval_every=2", "train.n_val=16", "train.n_test=16",
                           "train.batch_size=8", "progress=false"],
+    # the user's variant beside the paper's two (every registered variant is the doc's default)
     "experiments.probe": ["d_ks=[4,8]", "n_rows=64", "queries_per_batch=32", "theory_rows=256", "n_keys=8",
-                          "init=lecun_normal", "progress=false"],
+                          "init=lecun_normal", "variants=[toy_temp,scaled,unscaled]", "progress=false"],
 }
 
 

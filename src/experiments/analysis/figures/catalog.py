@@ -70,7 +70,11 @@ def render(res: load.Results, formats=("png", "svg")) -> tuple[list[Rendered], l
             continue
         for name, fig in built:
             try:
-                out.append(Rendered(name, spec.title, {f: style.to_bytes(fig, f) for f in formats}))
+                files = {}
+                for f in formats:
+                    files[f] = style.to_bytes(fig, f)
+                    style.freeze_layout(fig)  # the first format's layout serves the others
+                out.append(Rendered(name, spec.title, files))
             finally:
                 style.close(fig)
     return out, notes
