@@ -171,3 +171,16 @@ def test_stage_two_refuses_while_stage_one_is_short():
                   runs.assign(status=runs["status"].where(runs.index != 0, "running"))):
         with pytest.raises(ConfigError, match=r"^stage: stage 1 is not complete: 1 of 6 runs"):
             top_up_job.stage_one_runs(short, entries, [2, 3, 4], "c")
+
+
+def test_selection_matches_a_task_with_list_and_null_fields_as_the_tables_hold_them():
+    """The text task declares lists (its plays) and a null (corpus_dir): the tables hold a list as
+    JSON text and a null as missing, and the cell's runs must still be found; another split is not."""
+    import pandas as pd
+
+    task = dict(name="charlm", seq_len=64, val_plays=["a", "b"], corpus_dir=None)
+    row = lambda plays, seed: {**collect.flatten({"task": {**task, "val_plays": plays}}), "seed": seed,
+                               "optimizer": "adam", "model.width": "fixed", "run_id": f"r{seed}-{len(plays)}"}
+    summary = pd.DataFrame([row(["a", "b"], 0), row(["a", "b"], 9), row(["a"], 1)])
+    picked = confirm_job.selection(summary, task, "adam", seed_from=8)
+    assert list(picked["run_id"]) == ["r0-2"]

@@ -22,7 +22,7 @@ from experiments.analysis.tables.load import split_width
 from experiments.app import config as train_config
 from experiments.app import progress, train_job
 from experiments.app.errors import CONF_DIR, ConfigError
-from experiments.store.collect import ENDED, collect_runs, run_folders
+from experiments.store.collect import ENDED, collect_runs, flatten, run_folders
 from experiments.store.results import atomic_write_text, run_dir
 from experiments.training.compile import ProgramCache
 
@@ -66,9 +66,9 @@ def selection(summary: pd.DataFrame, task: dict, optimizer: str, seed_from: int)
         return summary
     fixed = split_width(summary, None)[0]
     keep = (fixed["optimizer"] == optimizer) & (fixed["seed"] < seed_from)
-    for key, value in task.items():
+    for key, value in flatten(task).items():  # lists as the tables hold them (JSON text)
         column = fixed.get(f"task.{key}")
-        keep &= column.eq(value) if column is not None else False
+        keep &= (column.isna() if value is None else column.eq(value)) if column is not None else False
     return fixed[keep]
 
 

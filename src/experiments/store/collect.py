@@ -26,12 +26,13 @@ ENDED = FINISHED + ("pruned",)  # a run with nothing left to train (pruned: whil
 LISTED = 5  # run ids named in a report line before "..."
 
 
-def _flatten(tree: dict, prefix: str = "") -> dict:
+def flatten(tree: dict, prefix: str = "") -> dict:
+    """A config tree as the tables' columns: dotted keys, lists as JSON text."""
     flat = {}
     for key, value in tree.items():
         name = f"{prefix}{key}"
         if isinstance(value, dict):
-            flat.update(_flatten(value, f"{name}."))
+            flat.update(flatten(value, f"{name}."))
         elif isinstance(value, list):
             flat[name] = json.dumps(value)
         else:
@@ -127,7 +128,7 @@ def read_run(folder: Path) -> tuple[dict, pd.DataFrame | None]:
     history = _read_history(folder, summary["status"])
     summary = {"run_id": folder.name, **{k: v for k, v in summary.items() if k != "versions"}}
     # summary keys win over config keys of the same name
-    return {**_flatten(config), **summary}, history
+    return {**flatten(config), **summary}, history
 
 
 def collect_runs(results_dir: str | Path) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, str]]:
