@@ -192,17 +192,19 @@ def probe_rows(probe: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
-def per_seed(df: pd.DataFrame, column: str) -> pd.DataFrame:
-    """One value per (attention, d_k, seed): runs sharing a seed are averaged."""
+def per_seed(df: pd.DataFrame, column: str, mask=None) -> pd.DataFrame:
+    """One value per (attention, d_k, seed): runs sharing a seed are averaged. `mask`, when given,
+    picks the rows first; only the four columns are copied (a summary has a hundred)."""
     if column not in df:
         return pd.DataFrame(columns=RUN_KEYS + [column])
+    df = df.loc[slice(None) if mask is None else mask, RUN_KEYS + [column]]
     return df.groupby(RUN_KEYS, as_index=False)[column].mean()
 
 
 def seed_matrix(df: pd.DataFrame, column: str, variant: str, d_ks=None, seeds=None):
     """(d_ks [m], seeds [s], values [s, m]) of one variant: each seed's curve against d_k,
     NaN where a seed lacks a d_k. Pass the d_ks and seeds of another variant to pair them."""
-    sub = per_seed(df[df["attention"] == variant], column)
+    sub = per_seed(df, column, df["attention"] == variant)
     wide = sub.pivot_table(index="seed", columns="d_k", values=column, aggfunc="mean", dropna=False)
     d_ks = np.array(sorted(sub["d_k"].unique()) if d_ks is None else d_ks, dtype=float)
     seeds = np.array(sorted(sub["seed"].unique()) if seeds is None else seeds)
@@ -220,8 +222,10 @@ def paired_seeds(df: pd.DataFrame, column: str, a: str, b: str):
 
 def cell_values(df: pd.DataFrame, column: str, variant: str, d_k, seeds) -> np.ndarray:
     """Per-seed values of one (variant, d_k) in the order of `seeds`, NaN where missing."""
-    sub = per_seed(df[(df["attention"] == variant) & (df["d_k"] == d_k)], column)
-    return sub.set_index("seed")[column].reindex(seeds).to_numpy(dtype=float)
+    if column not in df:
+        return np.full(len(seeds), np.nan)
+    cell = df.loc[(df["attention"] == variant) & (df["d_k"] == d_k), ["seed", column]]
+    return cell.groupby("seed")[column].mean().reindex(seeds).to_numpy(dtype=float)
 
 
 # --- probe gradient columns ---------------------------------------------------------
