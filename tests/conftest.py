@@ -3,9 +3,12 @@
 spread over devices (training.lane_axis), whatever the machine running the tests.
 
 The suite compiles with cheaper code generation, for itself and for every
-command it starts (they inherit the environment): no LLVM optimisation and
-XLA's older CPU fusion emitters. A tiny training's programs then compile
-about 5x faster, which is most of the suite's time. What changes is rounding
+command it starts (they inherit the environment): no LLVM optimisation,
+XLA's older CPU fusion emitters, and each program's machine code generated in
+one piece rather than split for parallel code generation (on 2 cores, with the
+other worker busy, the split costs more than it saves: a tiny training's
+process 6.2-6.7 s against 6.7-7.2 s, four pairs). A tiny training's programs
+then compile about 5x faster, which is most of the suite's time. What changes is rounding
 only, and every comparison in the suite is between programs compiled alike
 (the production setting is XLA's default, untouched). JAX's lowering also leaves
 out the Python tracebacks it otherwise records as every operation's location (a
@@ -22,7 +25,8 @@ import os
 import shutil
 import tempfile
 
-CHEAP_COMPILE = "--xla_backend_optimization_level=0 --xla_cpu_use_fusion_emitters=false"
+CHEAP_COMPILE = ("--xla_backend_optimization_level=0 --xla_cpu_use_fusion_emitters=false "
+                 "--xla_cpu_parallel_codegen_split_count=1")
 os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {CHEAP_COMPILE}".strip()
 os.environ["JAX_INCLUDE_FULL_TRACEBACKS_IN_LOCATIONS"] = "0"
 os.environ["JAX_TRACEBACK_IN_LOCATIONS_LIMIT"] = "0"
