@@ -50,4 +50,5 @@ train experiment=mup_width
 python -m experiments.probe input_model=all 'seeds=[0,1,2]' 'd_ks=[2,4,8,16,32,64,128,256,512,1024]' \
   results_dir="$RESULTS"
 python -m experiments.cost results_dir="$RESULTS"
+cp "$REFERENCE/analysis.yaml" "$RESULTS/analysis.yaml"  # the study's primary condition, as the reference declares it
 RESULTS="$RESULTS" bash "$(dirname "$0")/regenerate.sh"
