@@ -229,16 +229,18 @@ def past_chance(val_auc, chance):
     return ~(np.asarray(val_auc, dtype=float) < LEARNED_OVER_CHANCE * np.asarray(chance, dtype=float))
 
 
-SEED_BEST_READS = CELL + ["seed", "lr", "val_auc", "pruned_rate", "chance", PHASE]  # seed_best_lr's columns
+_SEED_BEST_READS = CELL + ["seed", "lr", "val_auc", "pruned_rate", "chance", PHASE]
 
 
-def seed_best_lr(sc: pd.DataFrame) -> pd.DataFrame:
+def seed_best_lr(sc: pd.DataFrame, mask=None) -> pd.DataFrame:
     """Per (cell, seed): the lr with that seed's best val_auc among the rates not pruned; NaN where
     the best is tied, where no rate took it past LEARNED_OVER_CHANCE x chance (when chance is
-    known), or no rate has a value. One grouped pass over the columns it reads (a summary has a
-    hundred, and a study thousands of (cell, seed) groups)."""
+    known), or no rate has a value. `mask`, when given, picks the rows first. One grouped pass
+    over the columns it reads (a summary has a hundred, and a study thousands of (cell, seed)
+    groups)."""
     keys = CELL + ["seed"]
-    runs = selecting(sc[[c for c in SEED_BEST_READS if c in sc]])
+    rows = slice(None) if mask is None else mask
+    runs = selecting(sc.loc[rows, [c for c in _SEED_BEST_READS if c in sc]])
     score = runs["val_auc"].astype(float)
     if "pruned_rate" in runs:
         score = score.where(~runs["pruned_rate"].astype(bool))

@@ -32,8 +32,7 @@ def label(cond: tuple[str, str]) -> str:
 
 def best_lr_matrix(sc: pd.DataFrame, variant: str):
     """(d_ks [m], seeds [s], best lr [s, m]) of one variant in one condition (from lr_select.scored)."""
-    per = lr_select.seed_best_lr(sc.loc[sc["attention"] == variant,
-                                        [c for c in lr_select.SEED_BEST_READS if c in sc]])
+    per = lr_select.seed_best_lr(sc, sc["attention"] == variant)
     wide = per.pivot_table(index="seed", columns="d_k", values="best_lr", aggfunc="first", dropna=False)
     wide = wide.reindex(index=sorted(lr_select.selecting(sc)["seed"].unique()))
     return wide.columns.to_numpy(dtype=float), wide.index.to_numpy(), wide.to_numpy(dtype=float)
