@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The next reference in one command (docs/NEXT_REFERENCE.md: the plan, its projection and what it
+# The committed reference in one command (docs/NEXT_REFERENCE.md: the plan, its projection and what it
 # leaves out; scripts/study_plan.py prints the projection, about 6.9 h on 2 cores with the text
 # cell). Each cell, cheapest first: its selection on seeds 0-7 over the rate grid (train.prune on),
 # the committed reference's selection runs carried where today's presets name the same run; the

@@ -115,6 +115,20 @@ def test_the_answer_figure_and_dashboard_block():
         figures_profile.profile(load.Results(None, None, None, None, None))
 
 
+def test_the_answer_counts_the_seeds_of_every_test_behind_a_clause():
+    """A stage-2 top-up at one alike d_k is said even where the clause is read at another."""
+    section = vq.quality(load.Results(None, _summary(), None, None, None))
+    (cell,) = section.cells
+    (line,) = answer_lines([section])
+    assert f" on {SEEDS} seeds;" in line
+    checks = {label: tuple(dataclasses.replace(k, n=24) if k.d_k == 8 else k for k in ks)
+              for label, ks in cell.checks.items()}
+    assert any(k.n == 24 for ks in checks.values() for k in ks)
+    topped = dataclasses.replace(section, cells=[dataclasses.replace(cell, checks=checks)])
+    (line,) = answer_lines([topped])
+    assert f" on {SEEDS}-24 seeds;" in line
+
+
 @pytest.mark.parametrize("arg", ["alike_margin=0", "alike_margin=-0.1", "alike_margin=nan", "alike_margin=inf",
                                  "learned_fraction=0", "learned_fraction=1.5", "confirm_seeds_from=0",
                                  "confirm_seeds_from=-3"])

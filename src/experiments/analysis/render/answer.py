@@ -94,8 +94,10 @@ def _mup(lr_parts: dict[str, Part]) -> str:
 
 
 def _seeds(c: Cell) -> str:
-    """'on 10 seeds' (the judged seeds per compared pair; 'on 8-24 seeds' where clauses differ)."""
-    ns = sorted({x.n for x in c.parts if x.n})
+    """'on 10 seeds' (the judged seeds per compared pair; 'on 8-24 seeds' where the tests differ).
+    Every test behind a clause counts, not only the one its interval is read at: a stage-2 top-up
+    at one alike d_k would otherwise go unsaid where the clause is read at another."""
+    ns = sorted({x.n for x in c.parts if x.n} | {k.n for ks in c.checks.values() for k in ks if k.n})
     if not ns:
         return ""
     return f" on {ns[0]} seeds" if len(ns) == 1 else f" on {ns[0]}-{ns[-1]} seeds"
