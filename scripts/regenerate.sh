@@ -6,4 +6,8 @@
 # keys of conf/analysis.yaml to plot, report and dashboard) and refuses a key no
 # step reads before anything runs.
 set -euo pipefail
-exec python -m experiments.regenerate results_dir="${RESULTS:-results}" "$@"
+# RESULTS goes to Hydra quoted, its own quotes escaped: Hydra's grammar refuses a bare value with
+# letters outside ASCII, brackets or quotes, and a quoted one holds any path
+results=${RESULTS:-results}
+results=${results//\'/\\\'}
+exec python -m experiments.regenerate "results_dir='${results}'" "$@"

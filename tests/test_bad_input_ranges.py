@@ -195,6 +195,8 @@ def test_a_compile_cache_that_cannot_be_created_is_one_warning(where, tmp_path, 
 def _finished_run(root: Path, rid: str) -> None:
     folder = root / "runs" / rid
     folder.mkdir(parents=True)
+    (folder / "config.yaml").write_text("d_k: 8\n")
+    pd.DataFrame({"run_id": [rid], "step": [0]}).to_parquet(folder / "history.parquet")
     (folder / "summary.json").write_text(json.dumps({"run_id": rid, "status": "completed"}))
 
 
@@ -252,6 +254,6 @@ def test_an_output_in_the_way_is_one_line_and_keeps_the_tables(tmp_path, capsys)
     tables = {p.name: p.read_bytes() for p in root.glob("*.parquet")}
     assert report.main([f"results_dir={root}"]) == errors.EXIT_ENVIRONMENT
     err = capsys.readouterr().err
-    assert err == f"error: report: cannot write {root / 'REPORT.md'} (Is a directory); nothing of the tables " \
+    assert err == f"error: report: {root / 'REPORT.md'}: Is a directory; nothing of the tables " \
                   "was changed\n"
     assert {p.name: p.read_bytes() for p in root.glob("*.parquet")} == tables

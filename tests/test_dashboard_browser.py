@@ -125,3 +125,25 @@ def test_runs_explorer_shows_one_condition_at_a_time(tmp_path, monkeypatch):
     assert best == result["opened"]  # each cell at its best rate, as the figures draw it
     assert all(len(line["lrs"]) == 1 for line in every["series"])  # a line per rate
     assert len(every["series"]) == 2 * len(best["series"])
+
+
+HOSTILE = "<!--<script>\u2028</script><b>&amp;"  # each would end or hide the page's own script
+
+
+def test_a_hostile_string_in_a_run_leaves_the_page_working(tmp_path, monkeypatch):
+    """A run's field that holds markup reaches the page as the same text, and the page's own
+    script still runs: every run is in the table, the self-test reports."""
+    import pandas as pd
+
+    root = write_synthetic_results(tmp_path / "results")
+    summary = pd.read_parquet(root / "summary.parquet")
+    summary["experiment"] = HOSTILE
+    summary.to_parquet(root / "summary.parquet")
+    monkeypatch.setattr(catalog, "FIGURES", [])  # the payload is under test, not the figures
+    assert dashboard.main([f"results_dir={root}"]) == 0
+    page = (root / "dashboard.html").read_text()
+    data = re.search(r'<script type="application/json" id="dashboard-data">(.*?)</script>', page, re.S).group(1)
+    assert "<" not in data and ">" not in data and "&" not in data
+    assert HOSTILE in json.dumps(json.loads(data), ensure_ascii=False)  # the same text, escaped
+    result = _self_test(_browser(), root, tmp_path)
+    assert result["rows_before"] > 0 and result["rows_before"] == result["rows_restored"]

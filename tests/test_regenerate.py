@@ -44,9 +44,9 @@ def test_each_key_goes_to_the_steps_that_read_it(tmp_path, steps_run):
     write_run(tmp_path, "r1")  # a run folder: collect runs
     root = tmp_path / "res"
     assert regenerate.main(["results_dir=elsewhere", f"results_dir={root}", "keep_tabled=true",
-                            "primary_task=mqar", "alike_margin=0.1"]) == 0
+                            "primary_task=assoc_recall", "alike_margin=0.1"]) == 0
     assert ran == {"collect": [f"results_dir={root}", "keep_tabled=true"],
-                   **{step: [f"results_dir={root}", "primary_task=mqar", "alike_margin=0.1"]
+                   **{step: [f"results_dir={root}", "primary_task=assoc_recall", "alike_margin=0.1"]
                       for step in ("plot", "report", "dashboard")}}
 
 

@@ -99,6 +99,7 @@ def test_a_cell_trained_apart_is_copied_whole_and_its_unfinished_runs_named(tmp_
         folder = source / "runs" / name
         folder.mkdir(parents=True)
         (folder / "summary.json").write_text(json.dumps({"status": status}))
+        (folder / "config.yaml").write_text("d_k: 8\n")
         pd.DataFrame({"step": [0]}).to_parquet(folder / "history.parquet")
     (source / "confirm.json").write_text(json.dumps({"cells": []}))  # stage 1 only
     done = reuse_job.carry_folder(source, root)

@@ -35,7 +35,11 @@ def run(cfg: DictConfig) -> list[dict]:
     return (top_up_job.run if cfg.stage == 2 else confirm_job.run)(cfg)
 
 
-main = make_main("confirm", run, confirm_job.validate)
+def validate(cfg: DictConfig) -> None:
+    (top_up_job.validate if cfg.stage == 2 else confirm_job.validate)(cfg)
+
+
+main = make_main("confirm", run, validate)
 
 if __name__ == "__main__":
     main()

@@ -20,10 +20,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
+
 from experiments.app import analysis_cli
 from experiments.app.errors import EXIT_USAGE, ConfigError, explain
 from experiments.app.command_configs import CollectConfig
-from experiments.store.collect import run_folders
+from experiments.analysis.tables import load
+from experiments.analysis.tables.files import ResultsFileError
+from experiments.store.collect import Incomplete, check_folder, run_folders
 
 COLLECT_KEYS = tuple(f.name for f in dataclasses.fields(CollectConfig))
 ANALYSIS_KEYS = tuple(f.name for f in dataclasses.fields(analysis_cli.AnalysisConfig))
@@ -53,13 +57,34 @@ def analysis_config(args: list[str]) -> analysis_cli.AnalysisConfig:
     except ConfigError:
         raise
     except Exception as e:  # Hydra's own errors: a wrong type, a bad override
-        raise ConfigError(explain(e)) from None
+        raise ConfigError(explain(e, args)) from None
 
 
 def tables_alone(root: Path) -> bool:
     """Whether the results folder is its tables alone (a committed study keeps its tables,
     not its run folders): collect has nothing to add there, and would refuse."""
     return (root / "summary.parquet").is_file() and not run_folders(root)
+
+
+def check_conditions(root: Path, cfg: analysis_cli.AnalysisConfig, keep_tabled: bool) -> None:
+    """The primary condition the analysis keys name is one the folder holds (its finished run
+    folders, and its tables where they are kept), checked before collect rewrites anything."""
+    pairs = set()
+    for folder in run_folders(root):
+        try:
+            summary = check_folder(folder)
+        except Incomplete:  # collect names it; it is not a condition here
+            continue
+        pairs.add((str(summary.get("task")), str(summary.get("optimizer"))))
+    table = root / "summary.parquet"
+    if (keep_tabled or not pairs) and table.is_file():
+        try:
+            tabled = pd.read_parquet(table, columns=["task", "optimizer"])
+        except Exception:  # noqa: BLE001 - a table the steps refuse in their own words
+            return
+        pairs |= set(zip(tabled["task"].astype(str), tabled["optimizer"].astype(str)))
+    if pairs:
+        load.check_primary(pairs, cfg.primary_optimizer, cfg.primary_task, root, where=f"the runs of {root}")
 
 
 def run_step(step: str, args: list[str]) -> int:
@@ -79,8 +104,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     try:
         steps = step_arguments(argv)
-        root = Path(analysis_config(steps["report"]).results_dir)
-    except ConfigError as e:
+        cfg = analysis_config(steps["report"])
+        root = Path(cfg.results_dir)
+        check_conditions(root, cfg, keep_tabled="keep_tabled=true" in [a.lower() for a in steps["collect"]])
+    except (ConfigError, ResultsFileError) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE
     if tables_alone(root):

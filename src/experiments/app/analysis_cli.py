@@ -27,9 +27,9 @@ from experiments.analysis import results as analysis_results
 from experiments.analysis.tables import load, steps_to
 from experiments.analysis.verdicts import top_up
 from experiments.analysis.verdicts.top_up import TwoStage, check_design
-from experiments.store.collect import RECORDED, run_folders
+from experiments.store.collect import Incomplete, check_folder, run_folders
 from experiments.app.analysis_schema import PRIMARY_METRICS, AnalysisConfig, TaskDeclaration
-from experiments.app.errors import CONF_DIR, ConfigError, explain
+from experiments.app.errors import CONF_DIR, ConfigError, explain, fault_line
 from experiments.app.preflight import check_output_dir, check_path_length, check_single_values, path_exists
 
 
@@ -48,8 +48,11 @@ FOLDER_KEYS = ("primary_optimizer", "primary_task")
 def folder_overrides(results_dir: str, argv: Sequence[str]) -> list[str]:
     """Overrides from <results_dir>/analysis.yaml for the keys the command line leaves unset."""
     path = Path(results_dir) / FOLDER_CONFIG
-    if not path_exists(path) or not path.is_file():
+    if not path_exists(path):
         return []
+    if not path.is_file():
+        raise ConfigError(f"{path}: must be a YAML file (setting {', '.join(FOLDER_KEYS)}), not a folder "
+                          "or another kind of file; move it away")
     try:
         given = OmegaConf.to_container(OmegaConf.load(path)) or {}
     except Exception as e:
@@ -173,12 +176,19 @@ def load_configured(cfg: AnalysisConfig) -> load.Results:
 def confirm_record(root: Path) -> dict:
     """The folder's confirm.json (experiments.confirm), {} where there is none."""
     path = Path(root) / "confirm.json"
-    if not path_exists(path) or not path.is_file():
+    if not path_exists(path):
         return {}
+    if not path.is_file():
+        raise ConfigError(f"{path}: must be the JSON record of experiments.confirm, not a folder; move it away")
     try:
-        return json.loads(path.read_text())
+        record = json.loads(path.read_text())
     except (OSError, ValueError) as e:
-        raise ConfigError(f"{path}: not readable as JSON ({_first_line(e)})") from None
+        raise ConfigError(f"{path}: not readable as JSON ({_first_line(e)}); move it away to choose "
+                          "the rates again") from None
+    if not isinstance(record, dict) or not isinstance(record.get("cells", []), list):
+        raise ConfigError(f"{path}: not a record of experiments.confirm (a JSON object whose 'cells' is a list); "
+                          "move it away to choose the rates again")
+    return record
 
 
 def restate_thresholds(res: load.Results, tasks: dict[str, TaskDeclaration]) -> load.Results:
@@ -207,17 +217,16 @@ def entry(name: str, task: Callable[[load.Results], None], argv: Sequence[str] |
     except ConfigError as e:  # the folder's own analysis.yaml
         return _usage_error(str(e))
     except Exception as e:  # Hydra's own errors: bad override, unknown key, wrong type
-        return _usage_error(explain(e))
+        return _usage_error(explain(e, argv))
     try:
         check_results_dir(cfg.results_dir)
         task(load_configured(cfg))
         warn_untabled(Path(cfg.results_dir))  # last: an error stays the one line
     except (ConfigError, load.ResultsFileError) as e:
         return _usage_error(str(e))
-    except OSError as e:  # an output in the way (a folder named REPORT.md), a full disk
-        where = e.filename2 or e.filename
-        print(f"error: {name}: cannot write {where} ({e.strerror or type(e).__name__}); nothing of "
-              f"the tables was changed", file=sys.stderr)
+    except OSError as e:  # an output in the way (a folder named REPORT.md), a full disk, a file gone
+        print(f"error: {name}: {fault_line(e, cfg.results_dir)}; nothing of the tables was changed",
+              file=sys.stderr)
         return 1
     except Exception as e:
         if os.environ.get("HYDRA_FULL_ERROR") == "1":
@@ -255,13 +264,12 @@ def untabled_runs(root: Path) -> int:
         return 0
     count = 0
     for folder in run_folders(root):
-        summary = folder / "summary.json"
         try:
-            finished = json.loads(summary.read_text()).get("status") in RECORDED
-            changed = summary.stat().st_mtime > written
-        except (OSError, ValueError, AttributeError):  # collect names these; not counted here
+            check_folder(folder)  # what collect would table (RECORDED, files there)
+            changed = (folder / "summary.json").stat().st_mtime > written
+        except (Incomplete, OSError):  # collect names these; not counted here
             continue
-        count += finished and (folder.name not in tabled or changed)
+        count += folder.name not in tabled or changed
     return count
 
 

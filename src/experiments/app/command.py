@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from pathlib import Path
 from contextlib import nullcontext
 from typing import Callable
 
@@ -13,7 +14,7 @@ from omegaconf import DictConfig
 
 from experiments.app import config  # noqa: F401 - registers the schemas (config.register_schemas)
 from experiments.app import interrupt
-from experiments.app.errors import CONF_DIR, fault, fault_line
+from experiments.app.errors import CONF_DIR, ConfigError, fail, fault, fault_line
 from experiments.app.preflight import SweepValidator, Validator, check_command_line
 
 
@@ -28,6 +29,9 @@ def make_main(config_name: str, run: Callable[[DictConfig], object], validate: V
         with interrupt.interruptible():
             try:
                 return run(cfg)
+            except ConfigError as exc:  # a refusal only the job could see (it reads the folder): exit 2
+                _drop_own_output(cfg.get("results_dir"))
+                fail(str(exc))
             except OSError as exc:  # the machine's fault, not the user's: exit 1
                 fault(fault_line(exc, cfg.get("results_dir")))
 
@@ -42,3 +46,26 @@ def make_main(config_name: str, run: Callable[[DictConfig], object], validate: V
                 _hydra_main()
 
     return main
+
+
+def _drop_own_output(results_dir) -> None:
+    """Remove the folder Hydra made for this job (its log, nothing else) and the parents it made
+    for it under results_dir, so that a refused job leaves the results folder as it found it."""
+    from hydra.core.hydra_config import HydraConfig
+
+    try:
+        folder = Path(HydraConfig.get().runtime.output_dir)
+    except (ValueError, AttributeError):  # no Hydra job around this call
+        return
+    if any(p.suffix != ".log" or p.is_dir() for p in folder.glob("*")):
+        return  # something else was written there: not Hydra's alone
+    logging.shutdown()  # the log file is open
+    for log in folder.glob("*.log"):
+        log.unlink(missing_ok=True)
+    top = Path(results_dir).resolve() if results_dir else None
+    while folder.resolve() != top and folder != folder.parent:
+        try:
+            folder.rmdir()
+        except OSError:  # not empty (earlier jobs' folders) or not ours
+            return
+        folder = folder.parent

@@ -21,6 +21,7 @@ from experiments.analysis.lr import select
 from experiments.analysis.tables.load import split_width
 from experiments.app import config as train_config
 from experiments.app import progress, train_job
+from experiments.app.analysis_cli import confirm_record
 from experiments.app.errors import CONF_DIR, ConfigError
 from experiments.store.collect import ENDED, collect_runs, flatten, run_folders
 from experiments.store.results import atomic_write_text, run_dir
@@ -49,6 +50,7 @@ def validate(cfg: DictConfig) -> None:
         raise ConfigError(f"results_dir: {str(root)!r} holds no run folders (train the selection "
                           f"first: python -m experiments.train -m experiment=answer cell={cfg.for_cell} "
                           f"results_dir={cfg.results_dir})")
+    confirm_record(root)  # readable, before anything is chosen or written
 
 
 def cell_condition(cell: str) -> tuple[dict, str]:
@@ -106,7 +108,7 @@ def job_config(source: Path, lr: float, cfg: DictConfig, seed: int, n_seeds: int
 def record(root: Path, best: pd.DataFrame, cfg: DictConfig, selection_seeds: list[int]) -> None:
     """confirm.json: the chosen rates and both seed ranges, the other cells' entries kept."""
     path = root / OUTPUT
-    old = json.loads(path.read_text()) if path.is_file() else {}
+    old = confirm_record(root)
     key = lambda e: (e["task"], e["optimizer"], e["attention"], int(e["d_k"]))
     entries = {key(e): e for e in old.get("cells", [])}
     for _, row in best.iterrows():

@@ -48,7 +48,7 @@ def _mount(path: Path) -> Path:
 def fault_line(exc: OSError, results_dir: str | None) -> str:
     """One line naming the file (or results_dir) and the cause; for a full disk,
     the disk too. Every file is written atomically: what was there is intact."""
-    where = exc.filename or results_dir or "."
+    where = getattr(exc, "filename2", None) or exc.filename or results_dir or "."  # a rename: its target
     if exc.errno in (errno.ENOSPC, errno.EDQUOT) or "No space left" in str(exc):
         folder = Path(results_dir or where)
         return (f"no space left on the disk mounted at {_mount(folder)} while writing to "
@@ -60,8 +60,26 @@ def _first_line(text: str) -> str:
     return text.strip().splitlines()[0] if text.strip() else text
 
 
-def explain(exc: BaseException) -> str:
-    """One line from an OmegaConf/Hydra composition error."""
+def _typed(key: str, overrides) -> str | None:
+    """What the command line gave for `key` (as typed: Hydra has converted it by now)."""
+    for line in reversed(list(overrides)):
+        name, eq, value = line.partition("=")
+        if eq and name.lstrip("+~") == key:
+            return value
+    return None
+
+
+def _nearest(name: str, allowed) -> str:
+    """' (did you mean X?)' for a near miss among `allowed`, else ''."""
+    import difflib
+
+    close = difflib.get_close_matches(name, [str(a) for a in allowed], n=1, cutoff=0.75)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
+def explain(exc: BaseException, overrides=()) -> str:
+    """One line from an OmegaConf/Hydra composition error; `overrides`: the command line's
+    key=value arguments, to echo a value as typed."""
     from omegaconf.errors import OmegaConfBaseException
 
     causes = []
@@ -75,10 +93,12 @@ def explain(exc: BaseException) -> str:
             m = re.match(r"Key '(.+)' not in '(.+)'|Key '(.+)' is not in struct", msg)
             if m:
                 allowed = _allowed_keys(e)
-                return f"{key}: unknown key; allowed keys here: {allowed}"
+                return f"{key}: unknown key{_nearest(str(key).split('.')[-1], allowed.split(', '))}; " \
+                       f"allowed keys here: {allowed}"
             m = re.match(r"Value '(.*?)' (?:of type '.*?' )?could not be converted to (\w+)", msg)
             if m:
-                return f"{key}: expected {m.group(2).lower()}, got {m.group(1)!r}"
+                given = _typed(str(key), overrides)
+                return f"{key}: expected {m.group(2).lower()}, got {m.group(1) if given is None else given!r}"
             m = re.match(r"Value '(.*?)' is not a valid bool", msg)
             if m:
                 return f"{key}: expected true or false, got {m.group(1)!r}"
@@ -93,7 +113,8 @@ def explain(exc: BaseException) -> str:
         options = ", ".join(line.strip() for line in listed
                             if line.strip() and not line.strip().startswith("schema_"))
         what = f"unknown option {m.group(2)!r}" if m.group(2) else "needs an option name"
-        return f"{m.group(1)}: {what}; allowed: {options}"
+        hint = _nearest(m.group(2), options.split(", ")) if m.group(2) else ""
+        return f"{m.group(1)}: {what}{hint}; allowed: {options}"
     m = re.search(r"Could not override '([^']+)'", msg)
     if m and (Path(CONF_DIR) / m.group(1)).is_dir():
         return (f"{m.group(1)}: cannot be set on this command's command line: '{m.group(1)}' "

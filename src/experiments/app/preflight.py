@@ -290,4 +290,4 @@ def _compose_or_fail(compose, config_name: str, overrides: list[str]) -> DictCon
     try:
         return compose(config_name=config_name, overrides=overrides, return_hydra_config=True)
     except Exception as exc:  # composition errors come in many Hydra/OmegaConf types
-        fail(explain(exc))
+        fail(explain(exc, overrides))

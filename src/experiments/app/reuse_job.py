@@ -15,18 +15,32 @@ A carried run is the committed numbers, not a retrain's: another machine rounds 
 selection seeds; the confirmation seeds, the runs judged, are all trained anew.
 `whole` names the runs left to train instead: the whole-curve seeds of the (cell, variant)s that
 the study trains at every rate to the budget (train.prune.spare_seeds); their jobs are composed
-with that key, as the study trains them. A folder that already holds a run is left as it is, so
-a rerun carries only what is missing.
+with that key, as the study trains them.
 
 `carry_folder` brings a cell trained in a folder of its own (the text cell: results/text) in
 whole: its finished run folders, copied, and its confirm.json's rates and two-stage records
 merged into the new folder's, so that experiments.report judges it as if trained there.
+
+Both write a run through `place_run`, by the rule the train command skips by: a run already
+there is one that ended (completed, diverged or pruned: collect.finished_run) and whose files
+read; it is left as it is, so a rerun carries only what is missing. Any other folder of that run
+id is replaced by the carried run: a failed or unfinished one (no summary.json) outright, one
+whose files cannot be read (or whose summary says it is still running) after it is moved whole
+to unreadable/ (store.claim.set_aside: never deleted). The run is claimed while it is written
+(store.claim; a run another process holds is named, not written), written into .staging/ and
+moved into runs/ only once all its files are there: a carry stopped halfway leaves the old folder
+or the carried one, never a mix (one killed between the two renames of a swap is settled by the
+next carry or train: store.claim.recover).
+
+`check_folders` and `check_cell_folder` say, as a ConfigError naming the argument, what makes
+a carry impossible before anything is written.
 """
 from __future__ import annotations
 
 import json
+import os
 import shutil
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,10 +50,10 @@ from omegaconf import OmegaConf
 from experiments.analysis.tables.consistency import LATER_DEFAULTS
 from experiments.analysis.verdicts.top_up import RECORD
 from experiments.app import confirm_job
-from experiments.app.errors import CONF_DIR
+from experiments.app.errors import CONF_DIR, ConfigError
 from experiments.app.train_job import Member, members
-from experiments.store import results
-from experiments.store.collect import is_finished, run_folders
+from experiments.store import claim, results
+from experiments.store.collect import Incomplete, finished_run, is_finished, run_folders
 
 JOB = ["experiment", "attention", "d_k"]
 
@@ -57,10 +71,57 @@ class Whole:
 
 @dataclass
 class Carried:
-    """What a carry did: runs written, runs already there, and the jobs not carried, with why."""
+    """What a carry did: runs written, runs already there, the runs and jobs not carried, with
+    why, and the unreadable folders it set aside, with where they went."""
     written: int = 0
     present: int = 0
     left: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+
+
+def place_run(root: Path, rid: str, fill: Callable[[Path], None], done: Carried) -> None:
+    """Run `rid` written into `root`/runs/<rid> by `fill(folder)` (which makes the folder and
+    its files) unless a run that ended, and whose files read, is there already (see the module
+    docstring); counted in `done`. An OSError (the machine's: a full disk, a file gone) leaves
+    the folder as it was, the staged copy removed."""
+    folder = results.run_dir(root, rid)
+    with claim.claim(root, rid) as mine:
+        if not mine:
+            done.left.append(f"{rid}: being written or trained by another process{claim.holder(root, rid)}")
+            return
+        claim.recover(folder, root, rid, is_finished)  # a swap a killed carry or train left
+        results.check_run_folder(folder)
+        try:
+            if finished_run(folder) is not None:
+                done.present += 1
+                return
+        except Incomplete as why:
+            kept = claim.set_aside(folder, root, rid)
+            done.kept.append(f"{rid}: {why}; its folder is kept, as it was, in {kept}")
+        new = claim.staged(root, rid)
+        try:
+            fill(new)
+            if folder.exists():  # a failed or unfinished run: replaced
+                claim.swap_in(new, folder, root, rid)
+            else:
+                folder.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(new, folder)
+        except BaseException:
+            claim.discard(root, rid)
+            raise
+        done.written += 1
+
+
+def copy_run(folder: Path, new: Path) -> None:
+    """`folder`'s files copied into `new` (made here). Not shutil.copytree: its error gathers
+    every failed file into one message; this one stops at the first, an OSError naming it."""
+    new.mkdir(parents=True)
+    for path in sorted(folder.rglob("*")):
+        target = new / path.relative_to(folder)
+        if path.is_dir():
+            target.mkdir()
+        else:
+            shutil.copy2(path, target)
 
 
 def attention_groups() -> dict[str, list[str]]:
@@ -87,18 +148,17 @@ def config_keys(cfg) -> set[str]:
     return set(walk(OmegaConf.to_container(cfg, resolve=True)))
 
 
-def write_run(root: Path, member: Member, row: pd.Series, history: pd.DataFrame) -> bool:
-    """The run's folder (config, history, then the summary that marks it finished); False where the
-    folder already holds a run."""
-    folder = results.run_dir(root, member.rid)
-    if (folder / "summary.json").exists():
-        return False
-    folder.mkdir(parents=True, exist_ok=True)
-    results.write_config(folder, member.cfg)
-    results.atomic_write_parquet(folder / "history.parquet", history.reset_index(drop=True))
-    # d_k, seed and experiment are config keys and the summary's too (train_job.keys_of)
-    results.write_summary(folder, summary_record(row, config_keys(member.cfg) - set(member.keys)))
-    return True
+def write_run(root: Path, member: Member, row: pd.Series, history: pd.DataFrame, done: Carried) -> None:
+    """The run's folder (config, history, then the summary that marks it finished), placed by
+    `place_run`."""
+    def fill(folder: Path) -> None:
+        folder.mkdir(parents=True)
+        results.write_config(folder, member.cfg)
+        results.atomic_write_parquet(folder / "history.parquet", history.reset_index(drop=True))
+        # d_k, seed and experiment are config keys and the summary's too (train_job.keys_of)
+        results.write_summary(folder, summary_record(row, config_keys(member.cfg) - set(member.keys)))
+
+    place_run(root, member.rid, fill, done)
 
 
 def job_members(cell: str, job: tuple, lrs: list[float], root: Path, whole: Whole) -> dict[str, Member]:
@@ -145,34 +205,75 @@ def carry(source: Path, root: Path, seeds_below: int, whole: Whole) -> Carried:
                                  f"(e.g. {missing['run_id'].iloc[0]})")
                 continue
             for _, row in rows.iterrows():
-                wrote = write_run(root, lanes[row["run_id"]], row, by_run.get(row["run_id"], pd.DataFrame()))
-                done.written, done.present = done.written + wrote, done.present + (not wrote)
+                write_run(root, lanes[row["run_id"]], row, by_run.get(row["run_id"], pd.DataFrame()), done)
     return done
 
 
 def check_folders(source: Path, root: Path) -> None:
-    """source holds the tables; root is not source (its tables would be read as it is written)."""
+    """A ConfigError unless source holds readable tables (a committed study's summary.parquet
+    and history.parquet) and root is a folder apart from it."""
+    import pyarrow.parquet as pq
+
+    what = "a committed study's folder, with its summary.parquet and history.parquet"
     for name in ("summary.parquet", "history.parquet"):
-        if not (source / name).is_file():
-            raise ValueError(f"from: {str(source / name)!r} does not exist (a committed study's tables)")
-    if source.resolve() == root.resolve():
-        raise ValueError(f"to: must be another folder than from ({str(root)!r})")
+        path = source / name
+        if not path.is_file():
+            raise ConfigError(f"from: {str(path)!r} does not exist ({what})")
+        try:
+            pq.read_metadata(path)
+        except Exception:  # pyarrow's errors for a truncated or foreign file vary
+            raise ConfigError(f"from: {str(path)!r} is not a readable parquet table ({what})") from None
+    check_destination(source, root)
+
+
+def check_cell_folder(source: Path, root: Path) -> None:
+    """A ConfigError unless source is a folder with run folders under runs/, root is a folder
+    apart from it, and each one's confirm.json, where it has one, is a JSON object."""
+    what = "a cell's own results folder, with runs/<run id>/ folders"
+    if not source.is_dir():
+        raise ConfigError(f"from: {str(source)!r} " + ("is not a folder" if source.exists() else "does not exist")
+                          + f" ({what})")
+    if not run_folders(source):
+        raise ConfigError(f"from: no run folders under {str(source / 'runs')!r} ({what})")
+    check_destination(source, root)
+    for key, folder in (("from", source), ("to", root)):
+        path = folder / confirm_job.OUTPUT
+        try:
+            record = json.loads(path.read_text()) if path.is_file() else {}
+        except ValueError:  # JSONDecodeError and UnicodeDecodeError
+            record = None
+        if not isinstance(record, dict):
+            raise ConfigError(f"{key}: {str(path)!r} is not a JSON object (experiments.confirm's record; "
+                              "move it away or write it again with experiments.confirm)")
+
+
+def check_destination(source: Path, root: Path) -> None:
+    """root is a folder (or absent: it is made) other than source, and neither lies in the other's
+    runs/ (the one's runs would be read as the other is written)."""
+    if root.exists() and not root.is_dir():
+        raise ConfigError(f"to: {str(root)!r} is a file (the new study's results folder: a folder, "
+                          "made if absent)")
+    a, b = source.resolve(), root.resolve()
+    if a == b:
+        raise ConfigError(f"to: must be another folder than from ({str(root)!r})")
+    if b.is_relative_to(a / "runs") or a.is_relative_to(b / "runs"):
+        raise ConfigError(f"to: {str(root)!r} and from {str(source)!r} lie one in the other's runs/ "
+                          "(to must be a folder apart from from)")
 
 
 def carry_folder(source: Path, root: Path) -> Carried:
-    """Every finished run folder of `source` copied into `root`/runs (one there already is left
-    as it is; an unfinished one is named in `left`), then source's confirm.json merged into root's
-    once it records a stage 2 (before that, `left` says the confirmation has not ended)."""
+    """Every finished run folder of `source` copied into `root`/runs by `place_run` (an unfinished
+    one is named in `left`, unless root holds that run finished), then source's confirm.json
+    merged into root's once it records a stage 2 (before that, `left` says the confirmation has
+    not ended). `check_cell_folder` first."""
     done = Carried()
     for folder in run_folders(source):
-        target = results.run_dir(root, folder.name)
-        if (target / "summary.json").exists():
+        if is_finished(folder):
+            place_run(root, folder.name, lambda new, folder=folder: copy_run(folder, new), done)
+        elif is_finished(results.run_dir(root, folder.name)):
             done.present += 1
-        elif not is_finished(folder):
-            done.left.append(f"{folder.name}: not finished in {source}")
         else:
-            shutil.copytree(folder, target, dirs_exist_ok=True)
-            done.written += 1
+            done.left.append(f"{folder.name}: not finished in {source}")
     path, into = source / confirm_job.OUTPUT, root / confirm_job.OUTPUT
     record = json.loads(path.read_text()) if path.is_file() else {}
     if not record.get(RECORD):  # the two-stage design is every cell's: its stage 2 ends the cell

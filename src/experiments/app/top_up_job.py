@@ -23,7 +23,7 @@ from experiments.analysis.tables import load
 from experiments.analysis.verdicts import quality, top_up
 from experiments.analysis.verdicts import quality_profile as qp
 from experiments.app import confirm_job, progress
-from experiments.app.analysis_cli import two_stage_of
+from experiments.app.analysis_cli import confirm_record, two_stage_of
 from experiments.app.errors import ConfigError
 from experiments.store.collect import ENDED, collect_runs
 from experiments.store.results import atomic_write_text, run_dir
@@ -40,12 +40,19 @@ def declared(root: Path) -> tuple[top_up.TwoStage, dict]:
 def cell_entries(root: Path, cell: str, task: str, optimizer: str) -> dict[tuple[str, int], dict]:
     """{(variant, d_k): its confirm.json entry} of the cell; an error where stage 1 never ran."""
     path = root / confirm_job.OUTPUT
-    cells = json.loads(path.read_text())["cells"] if path.is_file() else []
+    cells = confirm_record(root).get("cells", [])
     mine = {(e["attention"], int(e["d_k"])): e for e in cells if (e["task"], e["optimizer"]) == (task, optimizer)}
     if not mine:
         raise ConfigError(f"stage: stage 2 needs stage 1 first, and {str(path)!r} records none of {cell}; run "
                           f"python -m experiments.confirm for_cell={cell} results_dir={root}")
     return mine
+
+
+def validate(cfg: DictConfig) -> None:
+    """Stage 1's checks, and stage 1 recorded for the cell (confirm.json), before anything runs."""
+    confirm_job.validate(cfg)
+    task, optimizer = confirm_job.cell_condition(str(cfg.for_cell))
+    cell_entries(Path(cfg.results_dir), str(cfg.for_cell), task["name"], optimizer)
 
 
 def stage_one_runs(runs: pd.DataFrame, entries: dict, seeds: list[int], cell: str) -> pd.DataFrame:
@@ -77,7 +84,7 @@ def record(root: Path, cell: str, entries: dict, stage_one: list[int], extra: di
     """confirm.json: each (variant, d_k)'s stage-1 and stage-2 seeds, and the cell's condition,
     stage-1 seeds and top-ups (the analysis judges the cells recorded here in two looks)."""
     path = root / confirm_job.OUTPUT
-    out = json.loads(path.read_text())
+    out = confirm_record(root)
     for entry in out["cells"]:
         key = (entry["attention"], int(entry["d_k"]))
         if key in entries:

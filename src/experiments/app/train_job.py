@@ -30,10 +30,13 @@ from experiments.app import interrupt, progress, runtime
 from experiments.store import claim, results
 from experiments.store.collect import ENDED, Incomplete, finished_run, is_finished
 from experiments.store.wandb_mirror import Mirror, open_run
+from experiments.tasks import TASKS
+from experiments.tasks.common import recorded_yardsticks
 from experiments.training import prune
 from experiments.training.compile import ProgramCache
 from experiments.training.group import Lane
 from experiments.training.loop import eval_steps, lanes_of, summarize, train_lanes
+from experiments.training.spec import task_object
 
 
 def _job_num() -> int | None:
@@ -179,8 +182,11 @@ def _train(cfg: DictConfig, todo: list[Member], multirun: bool, cache: ProgramCa
     bar = _bar(cfg, lanes)
     started = time.time()
     histories: list[list[dict]] = [[] for _ in todo]
-    summaries = [{**m.keys, "threshold": cfg.train.threshold, "steps": cfg.train.steps,
-                  "versions": results.package_versions()} for m in todo]
+    # the budget and the task's yardsticks in the summary itself: the analysis reads them there,
+    # with or without the run's config.yaml or the task's inputs
+    recorded = {"threshold": cfg.train.threshold, "steps": cfg.train.steps, "batch_size": cfg.train.batch_size,
+                **recorded_yardsticks(TASKS[cfg.task.name], task_object(OmegaConf.to_container(cfg.task)))}
+    summaries = [{**m.keys, **recorded, "versions": results.package_versions()} for m in todo]
     mirrors = [Mirror() for _ in todo]  # no-ops until opened
     with ExitStack() as stack:  # whatever happens, every opened W&B run is closed
 

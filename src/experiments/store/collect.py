@@ -6,8 +6,8 @@ run's `status`: completed | diverged | pruned | failed) and ${results_dir}/histo
 (every evaluation row of every run).
 
 A run folder that cannot be read as a whole (no summary.json, a summary.json
-that is not JSON or says the run is still running, an unreadable
-history.parquet or config.yaml) is incomplete: it is skipped and named in one
+that is not JSON or says the run is still running, no config.yaml or an
+unreadable one, an unreadable history.parquet) is incomplete: it is skipped and named in one
 line, never a crash. A failed run is collected with status failed and named
 too (a relaunch of the sweep retries it).
 """
@@ -65,8 +65,8 @@ def _read_summary(folder: Path) -> dict:
 
 def _read_config(folder: Path) -> dict:
     path = folder / "config.yaml"
-    if not path.exists():
-        return {}
+    if not path.exists():  # what the run was is unknown: it could not be told apart from the others
+        raise Incomplete("no config.yaml")
     try:
         config = OmegaConf.to_container(OmegaConf.load(path))
     except Exception:  # yaml and OmegaConf errors come in many types
@@ -91,6 +91,8 @@ def _read_history(folder: Path, status: str) -> pd.DataFrame | None:
 def check_folder(folder: Path) -> dict:
     """The summary of a run folder that looks complete (cheap: no parquet is read)."""
     summary = _read_summary(folder)
+    if not (folder / "config.yaml").is_file():
+        raise Incomplete("no config.yaml")
     path = folder / "history.parquet"
     if path.exists():
         import pyarrow.parquet as pq

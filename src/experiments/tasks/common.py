@@ -53,6 +53,16 @@ class TaskSpec:
     # a task whose splits hold different data (charlm: other plays) draws from the split's own;
     # None: the split is only the key stream (stream_key), the same generator for every split
     split_batch: Callable[[Any, jax.Array, int, str], Batch] | None = None
+    # the task's own yardsticks beyond chance (charlm: bits per character of the guesses that ignore
+    # context), recorded in every run's summary so that the analysis never rebuilds them
+    yardsticks: Callable[[Any], dict[str, float]] | None = None
+
+
+def recorded_yardsticks(spec: TaskSpec, cfg: Any) -> dict[str, float]:
+    """What a run's summary records of its task, beside its scores: `chance_accuracy` (1 / the
+    number of classes: a diverged run counts at it) and the spec's own yardsticks. The results
+    folder then holds all the analysis needs, even where the task's inputs (a corpus) are gone."""
+    return {"chance_accuracy": 1.0 / spec.n_classes(cfg), **(spec.yardsticks(cfg) if spec.yardsticks else {})}
 
 
 def check(ok: bool, field: str, allowed: str, value: Any) -> None:

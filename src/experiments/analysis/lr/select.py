@@ -7,7 +7,8 @@ attention (docs/CLAIM.md, sub-claim 4). So every variant is judged at its own be
 lr per cell (task, optimizer, variant, d_k): the lr with the best mean
 validation accuracy AUC over seeds. Test accuracy never enters the choice.
 
-A diverged run counts at chance accuracy (1 / the task's number of classes,
+A diverged run counts at chance accuracy (the summary's `chance_accuracy`, which
+training records; for runs recorded before it, 1 / the task's number of classes
 from the task config in the summary's `task.*` columns; where that cannot be
 rebuilt, the mean accuracy at the first evaluation of the history, the value
 at init of Wortsman et al. 2023), so that an lr that blows up ranks below one
@@ -35,14 +36,13 @@ works the same: the best lr is the only one, and the lr views say so
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import numpy as np
 import pandas as pd
 
 from experiments.analysis.tables import diverged
-from experiments.analysis.tables.consistency import LATER_DEFAULTS
+from experiments.analysis.tables.chance import chance
 
 CELL = ["task", "optimizer", "attention", "d_k"]
 PHASE, CONFIRMATION = "phase", "confirmation"  # tables.load.with_phase
@@ -56,50 +56,6 @@ def lr_values(summary: pd.DataFrame) -> pd.Series:
         if col in summary and summary[col].notna().any():
             return summary[col].astype(float)
     return pd.Series(math.nan, index=summary.index, dtype=float)
-
-
-def _task_chance(row: pd.Series) -> float:
-    """1 / n_classes from the task config in the row's `task.*` columns; NaN if it cannot be built."""
-    from experiments.tasks import TASKS  # the task layer knows its classes; imported only when asked
-
-    spec = TASKS.get(str(row.get("task")))
-    if spec is None:
-        return math.nan
-    kwargs = {}
-    for f in dataclasses.fields(spec.config_cls):
-        value = row.get(f"task.{f.name}")
-        if value is None or (isinstance(value, float) and math.isnan(value)):
-            value = LATER_DEFAULTS.get(f"task.{f.name}")  # recorded before the key existed: its default ran
-        if value is None:
-            if f.name != "name":
-                return math.nan  # a field the summary lacks: the default may not be what ran
-            continue
-        kwargs[f.name] = int(value) if isinstance(value, float) and value.is_integer() else value
-    try:
-        return 1.0 / spec.n_classes(spec.config_cls(**kwargs))
-    except (TypeError, ValueError, ZeroDivisionError):
-        return math.nan
-
-
-def chance(summary: pd.DataFrame, history: pd.DataFrame | None = None) -> pd.Series:
-    """Chance accuracy per run: from the task config, else the mean accuracy at the first
-    evaluation of that run's (task, optimizer, variant, d_k) in the history, else NaN."""
-    task_cols = [c for c in summary.columns if c.startswith("task.")]
-    if task_cols:
-        # map(str), not astype(str): pandas' string dtype keeps NaN (a field another task lacks)
-        text = summary[["task", *task_cols]].map(str)
-        keys = text["task"].str.cat(text[task_cols], sep="|")  # column-wise: a row-wise join is slow
-        firsts = summary.groupby(keys, sort=False).head(1)
-        by_key = {keys[i]: _task_chance(firsts.loc[i]) for i in firsts.index}
-        out = keys.map(by_key).astype(float)
-    else:
-        out = pd.Series(math.nan, index=summary.index, dtype=float)
-    if out.isna().any() and history is not None and "accuracy" in history:
-        first = history[history["step"] == history.groupby("run_id")["step"].transform("min")]
-        at_init = first.groupby(CELL)["accuracy"].mean()
-        fill = summary.join(at_init.rename("_init"), on=CELL)["_init"]
-        out = out.fillna(fill)
-    return out
 
 
 def scored(summary: pd.DataFrame, history: pd.DataFrame | None = None) -> pd.DataFrame:

@@ -163,6 +163,17 @@ def first_screen(res: load.Results, sections: list[Section], rendered: list[Rend
         f"in the rules below and in REPORT.md).</p></section></div>{rules_html(sections)}")
 
 
+# inside <script>, "</script" and "<!--<script" change how the HTML parser reads on; JSON's own
+# \u escapes keep every character the same value while none of these is left as written
+_SCRIPT_UNSAFE = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+def script_json(payload) -> str:
+    """`payload` as JSON text that is safe inside a <script> element, whatever its strings hold."""
+    text = json.dumps(payload, sort_keys=True, allow_nan=False)
+    return text.translate(str.maketrans(_SCRIPT_UNSAFE))
+
+
 def render(res: load.Results, sections: list[Section], rendered: list[Rendered], notes: list[str],
            answer: str | None = None) -> str:
     """The page; `answer` is the answer block's HTML, by default the sections' own (answer_html)."""
@@ -171,7 +182,7 @@ def render(res: load.Results, sections: list[Section], rendered: list[Rendered],
     shown = set() if res.summary is None else set(res.summary["attention"])
     # every variant on the page in its figures' colour (one the registry does not colour included)
     payload = runs_payload(res) | {"colours": style.COLOURS | {v: style.colour(v) for v in sorted(shown)}}
-    data = json.dumps(payload, sort_keys=True, allow_nan=False).replace("</", "<\\/")
+    data = script_json(payload)
     chart = ("<p><label>metric <select id='metric'></select></label> — one point per run (hover for "
              "details), line: mean over the completed seeds; ×: a diverged run (left out of the line).</p><svg id='chart' width='720' height='360' "
              "viewBox='0 0 720 360' role='img' aria-label='metric vs d_k'></svg>")

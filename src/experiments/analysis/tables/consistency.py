@@ -23,6 +23,8 @@ OWN = "attention."  # a variant's own options: compared within its cells, not ac
 # config columns that differ between the runs of one cell by design: its seeds and learning rates
 POOLED = ("seed", "optimizer.lr")
 LATER_DEFAULTS = {".".join(k): v for k, v in LATER_KEYS.items()}
+# config keys whose value each run's summary also records (app.train_job), under its own name
+SUMMARY_RECORDS = {"train.steps": "steps", "train.batch_size": "batch_size"}
 REASSOCIATE = "model.reassociate"  # in the identity only of variants it can change (store.results)
 
 
@@ -39,6 +41,7 @@ def unlike_runs(summary: pd.DataFrame | None) -> str | None:
     values, whose they are, and the fix."""
     if summary is None or not set(CELL) <= set(summary.columns):
         return None
+    summary = with_recorded(summary)
     for column in identity_columns(summary.columns):
         mixed = _differ(summary, column, CELL)
         if mixed:
@@ -54,6 +57,14 @@ def unlike_runs(summary: pd.DataFrame | None) -> str | None:
                     f"would be compared side by side as one condition; re-run them at one value, "
                     f"or collect each {column} into its own results_dir")
     return None
+
+
+def with_recorded(summary: pd.DataFrame) -> pd.DataFrame:
+    """The config columns that each run's summary records too (the budget, the batch) filled from
+    the summary where the config's are missing: a run is compared on what it did, config or not."""
+    filled = {config: summary[config].fillna(summary[own]) if config in summary else summary[own]
+              for config, own in SUMMARY_RECORDS.items() if own in summary}
+    return summary.assign(**filled) if filled else summary
 
 
 def _differ(summary: pd.DataFrame, column: str, by: list[str]) -> tuple[tuple, list[str]] | None:

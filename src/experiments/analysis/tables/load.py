@@ -146,19 +146,26 @@ def primary_condition(history: pd.DataFrame, optimizer: str, task: str | None,
     `optimizer`; ConditionError if there are none or several (naming both places to name it:
     the command line, and the results folder's own analysis.yaml, app.analysis_cli)."""
     runs = history.drop_duplicates("run_id")
-    optimizers = sorted(runs["optimizer"].astype(str).unique())
+    pairs = set(zip(runs["task"].astype(str), runs["optimizer"].astype(str)))
+    return check_primary(pairs, optimizer, task, root)
+
+
+def check_primary(pairs: set[tuple[str, str]], optimizer: str, task: str | None, root: Path,
+                  where: str = "history.parquet") -> tuple[str, str]:
+    """primary_condition over the (task, optimizer) pairs that `where` holds."""
+    optimizers = sorted({o for _, o in pairs})
     if optimizer not in optimizers:
-        raise ConditionError(f"primary_optimizer: {optimizer!r} has no runs in history.parquet "
+        raise ConditionError(f"primary_optimizer: {optimizer!r} has no runs in {where} "
                              f"(optimizers there: {', '.join(optimizers)}); pass primary_optimizer=<one of them>")
-    tasks = sorted(runs.loc[runs["optimizer"].astype(str) == optimizer, "task"].astype(str).unique())
+    tasks = sorted({t for t, o in pairs if o == optimizer})
     if task is None and len(tasks) > 1:
-        raise ConditionError(f"primary_task: history.parquet has tasks {', '.join(tasks)} under optimizer "
+        raise ConditionError(f"primary_task: {where} has tasks {', '.join(tasks)} under optimizer "
                              f"{optimizer}; name one: primary_task={tasks[0]} on the command line (of "
                              f"plot, report, dashboard or scripts/regenerate.sh), or the line "
                              f"'primary_task: {tasks[0]}' in {root / 'analysis.yaml'}")
     if task is not None and task not in tasks:
         raise ConditionError(f"primary_task: {task!r} has no runs with optimizer {optimizer} in "
-                             f"history.parquet (tasks there: {', '.join(tasks)})")
+                             f"{where} (tasks there: {', '.join(tasks)})")
     return (task or tasks[0], optimizer)
 
 

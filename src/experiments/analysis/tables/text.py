@@ -5,7 +5,8 @@ Shakespeare) reports its bits per character beside the uniform guess and the uni
 bigram models of its validation and test plays, counted on its training plays (tasks.plays).
 The plays are the ones the runs' own config names (task.val_plays, task.test_plays,
 task.corpus_dir in the summary), never a list written here, so a study on another split is
-measured against its own split.
+measured against its own split; each run records their baselines in its summary, so a folder
+of runs on a corpus that has since moved is still measured.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ import pandas as pd
 TEXT_TASKS = ("charlm",)
 SPLITS = ("val", "test")
 PLAY_COLUMNS = {"val": "task.val_plays", "test": "task.test_plays"}
+# the summary columns a text run records (tasks.charlm.yardsticks)
+RECORDED = ("uniform_bpc", *(f"{s}_{m}_bpc" for s in SPLITS for m in ("unigram", "bigram")))
 
 
 class NoBaselines(Enum):
@@ -52,10 +55,17 @@ def _one(runs: pd.DataFrame, column: str):
 
 
 def baselines_of(runs: pd.DataFrame) -> Baselines | NoBaselines:
-    """The baselines of the plays that a text condition's runs (summary rows) name."""
+    """The baselines of the plays that a text condition's runs (summary rows) name: as the runs'
+    summaries record them (tasks.charlm.yardsticks), else counted from the corpus (runs recorded
+    before the summary held them)."""
     named = [_one(runs, PLAY_COLUMNS[split]) for split in SPLITS]
     if any(v is None for v in named):
         return NoBaselines.NO_PLAYS
+    recorded = {c: _one(runs, c) for c in RECORDED}
+    if all(v is not None for v in recorded.values()):
+        return Baselines({s: tuple(json.loads(v)) for s, v in zip(SPLITS, named)}, float(recorded["uniform_bpc"]),
+                         {s: float(recorded[f"{s}_unigram_bpc"]) for s in SPLITS},
+                         {s: float(recorded[f"{s}_bigram_bpc"]) for s in SPLITS})
     corpus_dir = _one(runs, "task.corpus_dir")
     try:
         return _baselines(*(tuple(json.loads(v)) for v in named), None if corpus_dir is None else str(corpus_dir))
