@@ -185,6 +185,7 @@ def validate(cfg: DictConfig) -> None:
     ranges.validate_runtime(cfg.get("runtime"))
     ranges.validate_launcher(cfg)
     ranges.validate_lr(cfg)
+    ranges.validate_c_grid(cfg)
     check(cfg.task.name in TASKS, "task", f"must be one of {', '.join(TASKS)}", cfg.task.name)
     TASKS[cfg.task.name].validate(cfg.task)
     validate_logger(cfg.logger)

@@ -84,6 +84,23 @@ def validate_lr(cfg: DictConfig) -> None:
           lr[0].split("=", 1)[1] if lr else None)
 
 
+def validate_c_grid(cfg: DictConfig) -> None:
+    """attention.c_grid trains each multiplier as a lane, its c as data in the lane's state: only
+    where that c is all the program reads of the variant (a one-layer model whose layer takes
+    the bilinear factor as data: model.reassociate); attention.c beside it would be ignored."""
+    if cfg.attention.get("c_grid") is None:
+        return
+    check(cfg.model.n_layers == 1 and bool(cfg.model.get("reassociate")), "attention.c_grid",
+          "needs model.n_layers=1 and model.reassociate=true (each lane's multiplier is data there); "
+          "elsewhere sweep attention.c with -m instead",
+          f"n_layers={cfg.model.n_layers}, reassociate={cfg.model.get('reassociate')}")
+    given = OmegaConf.select(cfg, "hydra.overrides.task") or []
+    c = [o for o in given if o.split("=", 1)[0].lstrip("+~") == "attention.c"]
+    check(not c, "attention.c", "is not used when attention.c_grid is set (each lane trains at a "
+          "multiplier of the grid); drop attention.c, or add it to attention.c_grid",
+          c[0].split("=", 1)[1] if c else None)
+
+
 def validate_jobs(jobs: list[DictConfig]) -> None:
     """Checks over every job of a training command line: the seeds, and that each
     results_dir's runs/ folder can be written (not a file, not read-only)."""

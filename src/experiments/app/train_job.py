@@ -98,6 +98,8 @@ def members(cfg: DictConfig) -> list[Member]:
         member_cfg.seed = lane.seed
         member_cfg.optimizer.lr = lane.lr
         member_cfg.optimizer.lr_grid = None
+        if "c_grid" in cfg.attention:
+            member_cfg.attention.c, member_cfg.attention.c_grid = lane.c, None
         rid = results.run_id(member_cfg)
         out.append(Member(lane, member_cfg, rid, results.run_dir(cfg.results_dir, rid),
                           keys_of(member_cfg, rid)))

@@ -25,7 +25,7 @@ NOT_IDENTITY = ("results_dir", "overwrite", "progress", "logger", "experiment", 
 # Keys that change how runs are scheduled, not their numbers (a lane that train.prune
 # lets run is the same run with pruning off; one it stops says so in its status): a seed or a
 # learning rate trained as a lane of a group is the same run as trained alone.
-NOT_IDENTITY_KEYS = (("train", "n_seeds"), ("optimizer", "lr_grid"), ("train", "prune"))
+NOT_IDENTITY_KEYS = (("train", "n_seeds"), ("optimizer", "lr_grid"), ("train", "prune"), ("attention", "c_grid"))
 # Keys added after runs were first recorded: at these values they are left out
 # of the identity, so that every run recorded before the key existed keeps its id.
 LATER_KEYS = {("train", "stop_at_threshold"): False, ("model", "width"): "fixed",

@@ -21,7 +21,7 @@ RENAMED = {
 SECTION_BY_STAT = {
     **{name: "attn" for name in (
         "logit_mean", "logit_var", "logit_std", "logit_absmax", "entropy",
-        "entropy_norm", "saturation", "jacobian_norm_mean", "jacobian_norm_median")},
+        "entropy_norm", "saturation", "jacobian_norm_mean", "jacobian_norm_median", "temperature")},
     **{name: "grad" for name in (
         "grad_norm", "grad_norm_q", "grad_norm_k", "grad_norm_v", "grad_norm_attn")},
 }

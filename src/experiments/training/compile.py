@@ -39,9 +39,10 @@ def init_program(spec: ModelSpec, opt_key: tuple, train_key: tuple):
     as op by op, where each op of a new shape compiles on its own)."""
     tx = _optimizer(opt_key, train_key)
 
-    def init_lane(seed, lr):
+    def init_lane(seed, lr, c):
+        # c: the lane's multiplier on its bilinear factor (attention.c_grid; 1 elsewhere, exact)
         params = init_model(spec, jax.random.fold_in(jax.random.PRNGKey(seed), 1))
-        return params, steplib.with_learning_rate(tx.init(params), lr), score_scale(spec, params)
+        return params, steplib.with_learning_rate(tx.init(params), lr), score_scale(spec, params) * c
 
     return jax.jit(jax.vmap(init_lane))
 

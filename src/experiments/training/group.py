@@ -1,6 +1,7 @@
 """A group: the lanes of one configuration, initialised and compiled as one program.
 
-A lane is one run: a (seed, learning rate) pair. Lanes share everything
+A lane is one run: a (seed, learning rate) pair, and under attention.c_grid a logit
+multiplier too (the lane's score_scale, data in its state: training.reassociate). Lanes share everything
 static (model shape, optimizer kind, task, batch size), so one compiled
 program trains them all: the seed picks the init and the data stream, the
 rate sits in the optimizer state (training.step.make_optimizer). Compiled
@@ -36,6 +37,7 @@ EVAL_CHUNK = 128  # examples per evaluation chunk: bounds additive's memory
 class Lane(NamedTuple):
     seed: int
     lr: float
+    c: float = 1.0  # the lane's logit multiplier (attention.c_grid): its score_scale times c
 
 
 def lane_block(cfg: DictConfig) -> int | None:
@@ -124,7 +126,8 @@ def prepare(cfg: DictConfig, lanes: list[Lane], cache: ProgramCache | None = Non
     static = (opt_key, train_key, frozen(cfg.task), t.batch_size, n_queries, n_devices, lane_block(cfg))
     cache = cache or ProgramCache()
     init = cache.init_program(spec, opt_key, train_key)
-    init_args = (np.asarray(seeds, np.int32), np.asarray([lane.lr for lane in lanes], np.float32))
+    init_args = (np.asarray(seeds, np.int32), np.asarray([lane.lr for lane in lanes], np.float32),
+                 np.asarray([lane.c for lane in lanes], np.float32))
 
     def lane_state(params, opt_state, scale):
         return {"params": params, "opt_state": opt_state, "step": np.zeros(len(lanes), np.int32),

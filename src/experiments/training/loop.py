@@ -103,10 +103,12 @@ class Pruning:
 
 
 def lanes_of(cfg: DictConfig) -> list[Lane]:
-    """The lanes of a job: every rate of optimizer.lr_grid (or optimizer.lr) x
-    the seeds seed .. seed + n_seeds - 1."""
+    """The lanes of a job: every multiplier of attention.c_grid (where the variant has one) x
+    every rate of optimizer.lr_grid (or optimizer.lr) x the seeds seed .. seed + n_seeds - 1."""
     rates = list(cfg.optimizer.get("lr_grid") or [cfg.optimizer.lr])
-    return [Lane(seed, float(lr)) for lr in rates
+    grid = cfg.attention.get("c_grid")
+    multipliers = list(grid) if grid else [cfg.attention.get("c", 1.0)]
+    return [Lane(seed, float(lr), float(c)) for c in multipliers for lr in rates
             for seed in range(cfg.seed, cfg.seed + cfg.train.n_seeds)]
 
 
@@ -274,4 +276,6 @@ def summarize(result: RunResult, threshold: float, budget_steps: list[int] | Non
         "stopped_at_threshold": result.stopped_at_threshold,
         "pruned_at_step": result.pruned_at_step,
         "accuracy_auc_bound": result.auc_bound,
+        # a learned multiplier's last value (attention=learned_temperature); None elsewhere
+        "final_temperature": result.rows[-1].get("temperature") if result.rows else None,
     }

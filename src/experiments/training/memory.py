@@ -113,7 +113,8 @@ class Shapes(NamedTuple):
                    d_k=cfg.d_k, d_v=m.d_v, n_layers=m.n_layers,
                    n_heads=m.n_heads, d_hidden=d_hidden, variant_params=variant_params,
                    token_shift=bool(m.token_shift), opt_slots=slots, n_val=t.n_val,
-                   n_lanes=t.get("n_seeds", 1) * len(o.get("lr_grid") or [o.lr]))
+                   n_lanes=t.get("n_seeds", 1) * len(o.get("lr_grid") or [o.lr])
+                   * len(cfg.attention.get("c_grid") or [1]))
 
 
 @dataclass(frozen=True)

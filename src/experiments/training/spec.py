@@ -10,6 +10,10 @@ from experiments.tasks import TASKS
 from experiments.training.memory import model_width
 
 
+# attention keys that are not the program's: the name, and the lanes' multipliers (Lane.c)
+LANE_OPTIONS = ("name", "c_grid")
+
+
 class ModelSpec(NamedTuple):
     """Everything static about the model (hashable: a jit cache key)."""
     attention: str
@@ -37,7 +41,9 @@ class ModelSpec(NamedTuple):
 
 def model_spec(cfg: DictConfig, task_cfg) -> ModelSpec:
     task = TASKS[cfg.task.name]
-    options = {k: v for k, v in OmegaConf.to_container(cfg.attention).items() if k != "name"}
+    options = {k: v for k, v in OmegaConf.to_container(cfg.attention).items() if k not in LANE_OPTIONS}
+    if "c" in options and "c_grid" in cfg.attention:  # the lanes' c is data (Lane.c): 1 in the program
+        options["c"] = 1.0
     return ModelSpec(
         attention=cfg.attention.name, attention_options=tuple(sorted(options.items())),
         d_k=cfg.d_k, d_model=model_width(cfg.model.get("width", "fixed"), cfg.model.d_model, cfg.d_k,

@@ -19,6 +19,7 @@ import optax
 
 from attention import stats
 from experiments.training import lane_axis
+from attention.learned_temperature import PARAM as TEMPERATURE
 from experiments.training.model import ModelSpec, forward
 
 PROJECTIONS = ("w_q", "w_k", "w_v")
@@ -200,6 +201,9 @@ def evaluate(params, batches, score_scale=None, *, spec: ModelSpec, n_queries: i
         per_head.append((logits, weights, jnp.broadcast_to(mask, logits.shape), rm))
     stack = lambda i: jnp.stack([p[i] for p in per_head])  # (L, chunks, chunk, H, n_q, T)
     out.update(stats.row_summary(stack(0), stack(1), stack(2), stack(3)))
+    learned = [layer["attn"][TEMPERATURE] for layer in params["layers"] if TEMPERATURE in layer.get("attn", {})]
+    if learned:  # a learned multiplier (attention=learned_temperature): its value, over heads and layers
+        out["temperature"] = jnp.mean(jnp.exp(jnp.stack(learned)))
     n_heads = per_head[0][0].shape[2]  # (chunks, chunk, H, n_q, T)
     if len(per_head) * n_heads > 1:
         for li, (logits, weights, mask, rm) in enumerate(per_head):
