@@ -25,11 +25,11 @@ TEXT = ["task=charlm", "d_k=4", "task.seq_len=8", "task.n_queries=2", "task.min_
 
 def command(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     """`python -m experiments.<args>` (or a script path), as a user types it."""
-    head = ["bash", *args] if args[0].endswith(".sh") else [sys.executable, "-m", f"experiments.{args[0]}", *args[1:]]
-    if args[0].endswith(".sh"):
-        head = ["bash", str(REPO / args[0]), *args[1:]]
+    head = (["bash", str(REPO / args[0]), *args[1:]] if args[0].endswith(".sh")
+            else [sys.executable, "-m", f"experiments.{args[0]}", *args[1:]])
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"  # the script's `python`
     return subprocess.run(head, cwd=REPO, capture_output=True, text=True, timeout=600,
-                          env={**os.environ, **(env or {})})
+                          env={**os.environ, "PATH": path, **(env or {})})
 
 
 def one_error(proc: subprocess.CompletedProcess, code: int = 2) -> str:
@@ -104,8 +104,7 @@ def test_the_unlike_runs_rule_reads_the_budget_the_summary_records(folder):
     assert "train.steps (20, 30)" in unlike_runs(summary)
 
 
-@pytest.mark.parametrize("case", ["other cell", "stage 2 first", "truncated record", "stage 1 open",
-                                  "seeds out of range"])
+@pytest.mark.parametrize("case", ["other cell", "stage 2 first", "truncated record", "stage 1 open"])
 def test_confirm_refuses_in_one_line_and_writes_nothing(folder, case):
     args = ["confirm", f"results_dir={folder}", "for_cell=adam_assoc_recall", "n_seeds=2"]
     record = folder / "confirm.json"
@@ -120,11 +119,9 @@ def test_confirm_refuses_in_one_line_and_writes_nothing(folder, case):
             {"task": "assoc_recall", "optimizer": "adam", "attention": "scaled", "d_k": 4, "lr": 0.001,
              "confirm_seeds": [8, 9]}]}))
         args.append("stage=2")
-    if case == "seeds out of range":
-        args.append("seed_from=2147483647")
     before = files(folder)
     line = one_error(command(*args))
-    assert line.split(":")[1].strip() in {"for_cell", "stage", str(record), "seed_from"}, line
+    assert line.split(":")[1].strip() in {"for_cell", "stage", str(record)}, line
     assert files(folder) == before and not (folder / "hydra").exists()
 
 
@@ -136,12 +133,13 @@ def test_regenerate_checks_the_primary_condition_before_collecting(folder):
 
 
 def test_regenerate_takes_any_folder_name(folder):
+    """The path reaches every step as typed: the line that names it (a refusal that reads the
+    folder's runs, so that no step need run) holds it whole."""
     root = folder.parent / "é ü 日本 it's [here], {x}"
-    shutil.rmtree(next((folder / "runs").glob("scaled-*-s1-*")))  # the 30-step run: unlike the others
     folder.rename(root)
-    proc = command("scripts/regenerate.sh", env={"RESULTS": str(root)})
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    assert (root / "REPORT.md").is_file() and (root / "dashboard.html").is_file()
+    line = one_error(command("scripts/regenerate.sh", "primary_task=mqar", env={"RESULTS": str(root)}))
+    assert line == f"error: primary_task: 'mqar' has no runs with optimizer adam in the runs of {root} " \
+                   "(tasks there: assoc_recall)"
 
 
 def test_an_analysis_yaml_that_is_a_folder_is_refused(folder):
