@@ -25,11 +25,10 @@ before anything is written; a fault of the machine while writing (an OSError) is
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from pathlib import Path
 
-from experiments.app.errors import ConfigError, fail, fault, fault_line
+from experiments.app.errors import ConfigError, argument_error, fail, fault, fault_line
 
 
 def parser() -> argparse.ArgumentParser:
@@ -42,12 +41,7 @@ def parser() -> argparse.ArgumentParser:
     out.add_argument("--whole-seeds", type=int, default=0)
     out.add_argument("--whole-cells", default="")
     out.add_argument("--whole-variants", default="")
-
-    def error(message: str):  # one line, not argparse's usage block
-        m = re.match(r"argument ([^:]+): (.*)", message)
-        fail(f"{m.group(1).split('/')[0]}: {m.group(2)}" if m else f"command line: {message}")
-
-    out.error = error
+    out.error = argument_error  # one line, not argparse's usage block
     return out
 
 

@@ -28,6 +28,13 @@ def fail(message: str) -> None:
     raise SystemExit(EXIT_USAGE)
 
 
+def argument_error(message: str) -> None:
+    """argparse's error (`parser.error = argument_error`) as fail's one line, naming the argument,
+    not its usage block."""
+    m = re.match(r"argument ([^:]+): (.*)", message)
+    fail(f"{m.group(1).split('/')[0]}: {m.group(2)}" if m else f"command line: {message}")
+
+
 EXIT_ENVIRONMENT = 1
 
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 import errno
 import math
 import os
-import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -25,8 +24,8 @@ from typing import Callable, Iterable
 
 from omegaconf import DictConfig, OmegaConf
 
-from experiments.app.errors import (CONF_DIR, SWEEP_JOBS_ENV, ConfigError, _first_line, explain, fail, fault,
-                                   fault_line)
+from experiments.app.errors import (CONF_DIR, SWEEP_JOBS_ENV, ConfigError, _first_line, argument_error, explain,
+                                   fail, fault, fault_line)
 
 Validator = Callable[[DictConfig], None]
 SweepValidator = Callable[[list[DictConfig]], None]  # every composed job of a command line at once
@@ -120,12 +119,7 @@ def parse_args(argv: list[str]):
     from hydra._internal.utils import get_args_parser
 
     parser = get_args_parser()
-
-    def error(message: str):
-        m = re.match(r"argument ([^:]+): (.*)", message)
-        fail(f"{m.group(1).split('/')[0]}: {m.group(2)}" if m else f"command line: {message}")
-
-    parser.error = error
+    parser.error = argument_error
     return parser.parse_args(argv)
 
 

@@ -50,6 +50,7 @@ from omegaconf import OmegaConf
 from experiments.analysis.tables.consistency import LATER_DEFAULTS
 from experiments.analysis.verdicts.top_up import RECORD
 from experiments.app import confirm_job
+from experiments.app.analysis_cli import confirm_record
 from experiments.app.errors import CONF_DIR, ConfigError
 from experiments.app.train_job import Member, members
 from experiments.store import claim, results
@@ -237,14 +238,10 @@ def check_cell_folder(source: Path, root: Path) -> None:
         raise ConfigError(f"from: no run folders under {str(source / 'runs')!r} ({what})")
     check_destination(source, root)
     for key, folder in (("from", source), ("to", root)):
-        path = folder / confirm_job.OUTPUT
         try:
-            record = json.loads(path.read_text()) if path.is_file() else {}
-        except ValueError:  # JSONDecodeError and UnicodeDecodeError
-            record = None
-        if not isinstance(record, dict):
-            raise ConfigError(f"{key}: {str(path)!r} is not a JSON object (experiments.confirm's record; "
-                              "move it away or write it again with experiments.confirm)")
+            confirm_record(folder)
+        except ConfigError as e:
+            raise ConfigError(f"{key}: {e}") from None
 
 
 def check_destination(source: Path, root: Path) -> None:
@@ -275,11 +272,11 @@ def carry_folder(source: Path, root: Path) -> Carried:
         else:
             done.left.append(f"{folder.name}: not finished in {source}")
     path, into = source / confirm_job.OUTPUT, root / confirm_job.OUTPUT
-    record = json.loads(path.read_text()) if path.is_file() else {}
+    record = confirm_record(source)
     if not record.get(RECORD):  # the two-stage design is every cell's: its stage 2 ends the cell
         done.left.append(f"{path}: no stage 2 recorded (its confirmation has not ended)")
         return done
-    old = json.loads(into.read_text()) if into.is_file() else {}
+    old = confirm_record(root)
     results.atomic_write_text(into, json.dumps(merged_confirm(old, record), indent=2) + "\n")
     return done
 
