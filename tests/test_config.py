@@ -39,12 +39,17 @@ def test_groups_are_complete():
     assert options("optimizer") == sorted(config.OPTIMIZER_SCHEMAS)
     assert options("experiment") == ["answer", "answer_text", "answer_vector", "answer_wide", "claim_full",
                                      "claim_medium", "claim_quick", "mqar_zoology", "mup_width",
-                                     "quality", "quality_quick"]
+                                     "quality", "quality_quick", "temperature"]
+
+
+# what an option says it needs beside it (its yaml's comment): a multiplier grid trains as lanes
+# of the reassociated one-layer program
+NEEDS = {("attention", "temperature_grid"): ["model.reassociate=true"]}
 
 
 @pytest.mark.parametrize("group, option", [(g, o) for g in GROUPS for o in options(g)])
 def test_every_group_option_composes(group, option):
-    cfg = compose_train(f"{group}={option}")
+    cfg = compose_train(f"{group}={option}", *NEEDS.get((group, option), []))
     config.validate(cfg)
     if group == "launcher":
         # each option selects the Hydra launcher plugin of the same name

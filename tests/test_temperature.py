@@ -91,3 +91,28 @@ def test_the_learned_temperature_starts_as_scaled():
     q = jax.random.normal(jax.random.PRNGKey(0), (2, 16))
     got = attention.scores("learned_temperature", params, q, q)
     np.testing.assert_allclose(got, 3.0 * attention.scores("scaled", {}, q, q), rtol=1e-5)
+
+
+def test_log_n_multiplies_the_logits_by_ln_n():
+    """attention.log_n=n: the logits of c = 1 times ln n, to one rounding; a bad n is refused."""
+    np.testing.assert_allclose(_scores("temperature", 16, log_n=64), _scores("temperature", 16) * np.log(64),
+                               rtol=1e-6)
+    np.testing.assert_array_equal(_scores("temperature", 16, log_n=None), _scores("temperature", 16))
+    for bad in (1, 2.5, True):
+        with pytest.raises(ValueError, match="attention.log_n"):
+            attention.VARIANTS["temperature"].check({"c": 1.0, "alpha": 0.5, "log_n": bad})
+
+
+def test_pruning_compares_rates_within_each_multiplier():
+    """Two multipliers, one far better than the other: the weak multiplier keeps its own best rate
+    (a rate is stopped only by a rate of its own c)."""
+    from experiments.training import loop, prune
+    lanes = [loop.Lane(0, lr, c) for c in (0.25, 4.0) for lr in (1e-3, 1e-2)]
+    ledger = loop.Ledger(lanes)
+    # pooled over c, 1e-2 (mean 0.2) would lose to 1e-3 (0.45) and stop c = 4's best rate too
+    good = {(0.25, 1e-3): 0.9, (0.25, 1e-2): 0.1, (4.0, 1e-3): 0.0, (4.0, 1e-2): 0.3}
+    ledger.rows = [[{"accuracy": good[(lane.c, lane.lr)]}] * 30 for lane in lanes]
+    pruning = loop.Pruning(prune.PruneRule(enabled=True), n_evals=40)
+    stopped = {(lanes[i].c, lanes[i].lr) for i in pruning.lanes_to_stop(ledger, 1500)}
+    assert (0.25, 1e-2) in stopped  # c = 0.25's loser
+    assert (4.0, 1e-2) not in stopped  # the weak multiplier's best rate trains on

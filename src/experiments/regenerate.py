@@ -8,7 +8,8 @@ Each key goes to the steps that read it: collect's own (experiments.collect: res
 keep_tabled) to collect, the analysis keys (conf/analysis.yaml: results_dir, primary_task,
 alike_margin, …) to plot, report and dashboard. A key no step reads, or an analysis value the
 analysis refuses, is one line and exit 2 before any step runs; a step that fails stops the
-rest, and its exit code is this command's. A folder of tables alone (no run folders:
+rest, and its exit code is this command's. A folder of the temperature study
+(experiment=temperature) gets its own report after collect (experiments.temperature_report). A folder of tables alone (no run folders:
 results/reference) skips collect and reads its tables as they are. A key given twice takes
 its last value (scripts/regenerate.sh puts RESULTS first, so results_dir= on its command
 line wins).
@@ -115,10 +116,21 @@ def main(argv: list[str] | None = None) -> int:
         print(f"regenerate: no run folders under {root / 'runs'} to collect; the tables there are "
               "read as they are", file=sys.stderr)
     for step, args in steps.items():
+        if step != "collect" and temperature_study(root):  # its own reading: conf/temperature.yaml
+            return run_step("temperature_report", [f"results_dir={cfg.results_dir}"])
         code = run_step(step, args)
         if code:
             return code
     return 0
+
+
+def temperature_study(root: Path) -> bool:
+    """Whether the folder's tables are the temperature study's (experiment=temperature alone)."""
+    try:
+        kinds = set(pd.read_parquet(root / "summary.parquet", columns=["experiment"])["experiment"].dropna())
+    except Exception:  # noqa: BLE001 - no table, or one the steps refuse in their own words
+        return False
+    return kinds == {"temperature"}
 
 
 if __name__ == "__main__":

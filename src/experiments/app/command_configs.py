@@ -58,3 +58,18 @@ class ReplayConfig:
     primary_optimizer: Optional[str] = None  # None: the folder's analysis.yaml, else adam
     primary_task: Optional[str] = None
     prune: PruneRule = field(default_factory=PruneRule)
+
+
+@dataclass
+class TemperatureConfig:
+    """The temperature study's reading, declared before its data (conf/temperature.yaml)."""
+    results_dir: str = "results/temperature"
+    confirm_seed_from: int = 100
+    confirm_n_seeds: int = 4
+    fit_half_width: int = 2
+    n_boot: int = 2000
+    boot_seed: int = 0
+    level: float = 0.95
+    margin: float = 0.02
+    alpha: float = 0.05
+    learned_over_chance: float = 10.0

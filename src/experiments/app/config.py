@@ -21,7 +21,7 @@ from omegaconf import MISSING, DictConfig
 import attention
 from attention.checks import check
 from experiments.app import ranges
-from experiments.app.command_configs import BenchConfig, CollectConfig, ConfirmConfig, ReplayConfig
+from experiments.app.command_configs import BenchConfig, CollectConfig, ConfirmConfig, ReplayConfig, TemperatureConfig
 from experiments.app.errors import CONF_DIR
 from experiments.instruments.cost import CostConfig
 from experiments.instruments.probe import ProbeConfig
@@ -153,7 +153,8 @@ def register_schemas() -> None:
         _store_option(cs, "task", name, task.config_cls)
     cs.store(name="schema_logger", node=LoggerConfig)
     for name, node in (("cost", CostConfig), ("probe", ProbeConfig), ("bench", BenchConfig),
-                       ("collect", CollectConfig), ("confirm", ConfirmConfig), ("replay", ReplayConfig)):
+                       ("collect", CollectConfig), ("confirm", ConfirmConfig), ("replay", ReplayConfig),
+                       ("temperature", TemperatureConfig)):
         cs.store(name=f"{name}_schema", node=node)
 
 

@@ -31,7 +31,8 @@ NOT_IDENTITY_KEYS = (("train", "n_seeds"), ("optimizer", "lr_grid"), ("train", "
 LATER_KEYS = {("train", "stop_at_threshold"): False, ("model", "width"): "fixed",
               ("model", "reassociate"): False, ("task", "distinct_values"): False,
               ("task", "head"): "value_half", ("model", "positions"): False,
-              ("model", "mlp"): 0}
+              ("model", "mlp"): 0, ("task", "n_keys"): None,
+              ("attention", "log_n"): None}
 FINISHED = ("completed", "diverged")
 RUN_FILES = ("config.yaml", "history.parquet", "summary.json")
 PACKAGES = ("jax", "jaxlib", "optax", "hydra-core", "wandb", "pandas", "numpy")
@@ -43,12 +44,22 @@ def identity(cfg: DictConfig) -> dict:
     ident = {k: v for k, v in resolved.items() if k not in NOT_IDENTITY}
     for group, key in NOT_IDENTITY_KEYS:
         ident.get(group, {}).pop(key, None)
+    _n_keys_as_alias(ident.get("task", {}))
     for (group, key), default in LATER_KEYS.items():
         if group in ident and ident[group].get(key, default) == default:
             ident[group].pop(key, None)
     if not _reassociable(ident.get("attention", {}).get("name")):
         ident.get("model", {}).pop("reassociate", None)  # changes nothing for this variant
     return ident
+
+
+def _n_keys_as_alias(task: dict) -> None:
+    """task.n_keys=8 on assoc_recall is task.n_pairs=8: one run, one id (the same as before the
+    key existed)."""
+    from experiments.tasks import TASKS  # the tasks import the store's neighbours: late, no cycle
+    alias = getattr(TASKS.get(task.get("name")), "n_keys_alias", None)
+    if alias and task.get("n_keys") is not None:
+        task[alias] = task.pop("n_keys")
 
 
 def _reassociable(name) -> bool:

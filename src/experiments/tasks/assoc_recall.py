@@ -20,6 +20,7 @@ there, reading value 9.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 import jax
 import jax.numpy as jnp
@@ -31,6 +32,7 @@ from .common import (
     check_int,
     jit_per_config,
     key_range,
+    pairs_of,
     sample_distinct,
     token_batch,
     value_range,
@@ -45,19 +47,21 @@ class AssocRecallConfig:
     # pairs chance accuracy is 1/32 -- cheap on CPU, far from trivial.
     vocab_size: int = 64
     n_pairs: int = 16
+    # the cross-task name of the axis (TaskSpec.n_keys): where set, the number of pairs
+    n_keys: Optional[int] = None
 
 
 def validate(cfg: AssocRecallConfig) -> None:
     check(cfg.name == "assoc_recall", "name", "must be 'assoc_recall'", cfg.name)
     check_int(cfg, "vocab_size", 4)
-    check_int(cfg, "n_pairs", 1)
+    n, field = pairs_of(cfg)
+    check_int(cfg, field, 1)
     lo, hi = key_range(cfg.vocab_size)
-    check(cfg.n_pairs <= hi - lo, "n_pairs",
-          f"must be <= vocab_size//2 - 1 = {hi - lo} (distinct keys from the key half)", cfg.n_pairs)
+    check(n <= hi - lo, field, f"must be <= vocab_size//2 - 1 = {hi - lo} (distinct keys from the key half)", n)
 
 
 def seq_len(cfg: AssocRecallConfig) -> int:
-    return 2 * cfg.n_pairs + 1
+    return 2 * pairs_of(cfg)[0] + 1
 
 
 def input_vocab(cfg: AssocRecallConfig) -> int:
@@ -79,7 +83,7 @@ def d_in(cfg: AssocRecallConfig) -> int:
 
 def make_batch(cfg: AssocRecallConfig, rng: jax.Array, batch_size: int) -> Batch:
     validate(cfg)
-    b, n, t = batch_size, cfg.n_pairs, seq_len(cfg)
+    b, n, t = batch_size, pairs_of(cfg)[0], seq_len(cfg)
     k_lo, k_hi = key_range(cfg.vocab_size)
     v_lo, v_hi = value_range(cfg.vocab_size)
     rng_k, rng_v, rng_q = jax.random.split(rng, 3)
@@ -108,4 +112,6 @@ SPEC = TaskSpec(
     d_in=d_in,
     validate=validate,
     n_queries=n_queries,
+    n_keys=lambda cfg: pairs_of(cfg)[0],
+    n_keys_alias="n_pairs",
 )

@@ -161,6 +161,7 @@ SPEC = TaskSpec(
     input_vocab=n_symbols,
     n_classes=n_symbols,
     seq_len=lambda cfg: cfg.seq_len,
+    n_keys=lambda cfg: cfg.seq_len,  # the window: what the last query attends over
     d_in=lambda cfg: 0,
     validate=validate,
     n_queries=lambda cfg: cfg.n_queries,

@@ -56,13 +56,26 @@ class TaskSpec:
     # the task's own yardsticks beyond chance (charlm: bits per character of the guesses that ignore
     # context), recorded in every run's summary so that the analysis never rebuilds them
     yardsticks: Callable[[Any], dict[str, float]] | None = None
+    # the number of keys a query attends over (task.n_keys, the one name of that axis in every
+    # task, and the summary column `n_keys`); n_keys_alias: the task's own key it stands for
+    # (assoc_recall's n_pairs), left out of a run's identity where the two agree
+    n_keys: Callable[[Any], int] | None = None
+    n_keys_alias: str | None = None
 
 
 def recorded_yardsticks(spec: TaskSpec, cfg: Any) -> dict[str, float]:
     """What a run's summary records of its task, beside its scores: `chance_accuracy` (1 / the
     number of classes: a diverged run counts at it) and the spec's own yardsticks. The results
     folder then holds all the analysis needs, even where the task's inputs (a corpus) are gone."""
-    return {"chance_accuracy": 1.0 / spec.n_classes(cfg), **(spec.yardsticks(cfg) if spec.yardsticks else {})}
+    return {"chance_accuracy": 1.0 / spec.n_classes(cfg), **(spec.yardsticks(cfg) if spec.yardsticks else {}),
+            **({"n_keys": int(spec.n_keys(cfg))} if spec.n_keys else {})}
+
+
+def pairs_of(cfg: Any) -> tuple[int, str]:
+    """A recall task's number of key-value pairs and the key that set it: task.n_keys where
+    set (the axis' name in every task), else the task's own task.n_pairs."""
+    n = getattr(cfg, "n_keys", None)
+    return (cfg.n_pairs, "n_pairs") if n is None else (n, "n_keys")
 
 
 def check(ok: bool, field: str, allowed: str, value: Any) -> None:

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Optional
 
 import jax
 import jax.numpy as jnp
@@ -60,6 +61,7 @@ from .common import (
     check_int,
     jit_per_config,
     key_range,
+    pairs_of,
     sample_distinct,
     token_batch,
     value_range,
@@ -74,6 +76,8 @@ class MQARConfig:
     vocab_size: int = 256
     seq_len: int = 64
     n_pairs: int = 8
+    # the cross-task name of the axis (TaskSpec.n_keys): where set, the number of pairs
+    n_keys: Optional[int] = None
     power_a: float = 0.01  # Zoology's default; 1.0 makes the gaps uniform
     random_fillers: bool = True  # false: fillers are the null token 0, as in Zoology's configs
     distinct_values: bool = False  # true: values without replacement, as in Zoology
@@ -86,13 +90,13 @@ HEADS = ("value_half", "full_vocab")
 def validate(cfg: MQARConfig) -> None:
     check(cfg.name == "mqar", "name", "must be 'mqar'", cfg.name)
     check_int(cfg, "vocab_size", 4)
-    check_int(cfg, "n_pairs", 1)
+    n, field = pairs_of(cfg)
+    check_int(cfg, field, 1)
     check_int(cfg, "seq_len", 4)
     lo, hi = key_range(cfg.vocab_size)
-    check(cfg.n_pairs <= hi - lo, "n_pairs",
-          f"must be <= vocab_size//2 - 1 = {hi - lo} (distinct keys from the key half)", cfg.n_pairs)
-    check(cfg.seq_len >= 4 * cfg.n_pairs, "seq_len",
-          f"must be >= 4 * n_pairs = {4 * cfg.n_pairs} (pairs, then one query slot per key "
+    check(n <= hi - lo, field, f"must be <= vocab_size//2 - 1 = {hi - lo} (distinct keys from the key half)", n)
+    check(cfg.seq_len >= 4 * n, "seq_len",
+          f"must be >= 4 * {field} = {4 * n} (pairs, then one query slot per key "
           "at even offsets)", cfg.seq_len)
     a = cfg.power_a
     check(isinstance(a, (int, float)) and not isinstance(a, bool) and math.isfinite(a) and a > 0,
@@ -116,7 +120,7 @@ def n_classes(cfg: MQARConfig) -> int:
 
 
 def n_queries(cfg: MQARConfig) -> int:
-    return cfg.n_pairs  # every key is queried once
+    return pairs_of(cfg)[0]  # every key is queried once
 
 
 def d_in(cfg: MQARConfig) -> int:
@@ -125,7 +129,7 @@ def d_in(cfg: MQARConfig) -> int:
 
 def n_slots(cfg: MQARConfig) -> int:
     """Number of candidate query slots (gaps) after the key-value pairs."""
-    return (cfg.seq_len - 2 * cfg.n_pairs) // 2
+    return (cfg.seq_len - 2 * pairs_of(cfg)[0]) // 2
 
 
 def gap_log_weights(cfg: MQARConfig) -> jax.Array:
@@ -136,7 +140,7 @@ def gap_log_weights(cfg: MQARConfig) -> jax.Array:
 
 def make_batch(cfg: MQARConfig, rng: jax.Array, batch_size: int) -> Batch:
     validate(cfg)
-    b, n, t = batch_size, cfg.n_pairs, cfg.seq_len
+    b, n, t = batch_size, pairs_of(cfg)[0], cfg.seq_len
     k_lo, k_hi = key_range(cfg.vocab_size)
     v_lo, v_hi = value_range(cfg.vocab_size)
     rng_k, rng_v, rng_g, rng_f = jax.random.split(rng, 4)
@@ -173,4 +177,6 @@ SPEC = TaskSpec(
     d_in=d_in,
     validate=validate,
     n_queries=n_queries,
+    n_keys=lambda cfg: pairs_of(cfg)[0],
+    n_keys_alias="n_pairs",
 )

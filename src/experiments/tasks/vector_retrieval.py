@@ -132,6 +132,7 @@ SPEC = TaskSpec(
     input_vocab=input_vocab,
     n_classes=n_classes,
     seq_len=seq_len,
+    n_keys=lambda cfg: cfg.n_keys,
     d_in=d_in,
     validate=validate,
     n_queries=n_queries,

@@ -61,6 +61,7 @@ class Ledger:
 
     def __init__(self, lanes: list[Lane]):
         self.rates = [lane.lr for lane in lanes]
+        self.multipliers = [lane.c for lane in lanes]
         self.seeds = [lane.seed for lane in lanes]
         self.states = [LaneState.RUNNING] * len(lanes)
         self.stopped_at: list[int | None] = [None] * len(lanes)
@@ -82,7 +83,9 @@ class Pruning:
     rule: prune.PruneRule
     n_evals: int
     spared: range = range(0)
-    stopped_rates: set[float] = field(default_factory=set)
+    # per logit multiplier (attention.c_grid): rates compete only with the other rates of their c,
+    # so that every multiplier keeps its own best rate
+    stopped_rates: dict[float, set[float]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, cfg) -> Pruning:
@@ -90,11 +93,18 @@ class Pruning:
         return cls(rule, len(eval_steps(cfg.train)), prune.spared_seeds(cfg.seed, rule))
 
     def lanes_to_stop(self, ledger: Ledger, step: int) -> dict[int, int]:
-        """{lane: step} of the running lanes whose rate can no longer be the best, but the spared."""
-        stop = prune.lanes_to_stop([[row["accuracy"] for row in rows] for rows in ledger.rows], ledger.rates,
-                                   [s is LaneState.DIVERGED for s in ledger.states], ledger.running(),
-                                   self.stopped_rates, self.n_evals, self.rule,
-                                   [seed in self.spared for seed in ledger.seeds])
+        """{lane: step} of the running lanes whose rate can no longer be the best at their
+        multiplier, but the spared."""
+        stop = []
+        for c in dict.fromkeys(ledger.multipliers):
+            mine = [i for i, m in enumerate(ledger.multipliers) if m == c]
+            picked = prune.lanes_to_stop([[row["accuracy"] for row in ledger.rows[i]] for i in mine],
+                                         [ledger.rates[i] for i in mine],
+                                         [ledger.states[i] is LaneState.DIVERGED for i in mine],
+                                         [j for j, i in enumerate(mine) if ledger.states[i] is LaneState.RUNNING],
+                                         self.stopped_rates.setdefault(c, set()), self.n_evals, self.rule,
+                                         [ledger.seeds[i] in self.spared for i in mine])
+            stop += [mine[j] for j in picked]
         return dict.fromkeys(stop, step)
 
     def bound(self, rows: list[dict]) -> float:

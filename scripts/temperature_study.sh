@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The temperature study in one command (conf/experiment/temperature.yaml declares it; conf/analysis.yaml
+# `temperature:` how it is read). Cell by cell, cheapest first (n_keys 4, 16, 64; d_k 4, 16, 64 in
+# each): the multiplier grid as lanes on the selection seeds 0-2 with the learned temperature beside
+# it; then the confirmation (experiments.temperature_confirm): fresh seeds from 100 at each cell's
+# estimated optimum c* and at c = 1; then the tables and the report. Interrupted? Run it again:
+# finished runs are skipped.
+#   RESULTS=results/temperature_runs bash scripts/temperature_study.sh
+set -euo pipefail
+RESULTS=${RESULTS:-results/temperature_runs}
+ONLY=${ONLY:-}  # "selection": stop after the grid and the learned temperature
+train() { python -m experiments.train -m experiment=temperature results_dir="$RESULTS" "$@"; }
+for n in 4 16 64; do
+  train task.n_keys=$n d_k=4,16,64
+  train task.n_keys=$n d_k=4,16,64 attention=learned_temperature
+done
+[ "$ONLY" = selection ] && exit 0
+python -m experiments.temperature_confirm results_dir="$RESULTS"
+bash "$(dirname "$0")/regenerate.sh" "$RESULTS"

@@ -1,0 +1,122 @@
+"""The temperature study's reading on tables whose truth is known: c* from the declared fit, the
+law's coefficients, the paired verdict coming out each way, the clause table and its views."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from omegaconf import OmegaConf
+from statsmodels.stats.weightstats import ttost_paired
+
+from experiments.analysis.temperature import clauses, grid, law, optimum, render
+from experiments.analysis.temperature.tests_paired import RIGHT, TOO_LITTLE, TOO_MUCH, UNCLEAR, answer, paired
+from experiments.app.command_configs import TemperatureConfig
+
+CFG = OmegaConf.structured(TemperatureConfig(n_boot=200))
+GRID = 2.0 ** np.arange(-6, 5)
+
+
+def test_the_vertex_of_a_quadratic_is_found_and_the_edges_are_named():
+    x = np.log2(GRID)
+    assert optimum.vertex(x, 0.8 - 0.01 * (x + 1.3) ** 2, 2) == (pytest.approx(-1.3), optimum.INSIDE)
+    assert optimum.vertex(x, 0.8 - 0.01 * (x + 9) ** 2, 2)[1] == optimum.EDGE_LOW
+    assert optimum.vertex(x, 0.8 - 0.01 * (x - 9) ** 2, 2)[1] == optimum.EDGE_HIGH
+    assert optimum.vertex(x, 0.5 + 0.01 * x ** 2, 2)[1] in (optimum.FLAT, optimum.EDGE_LOW, optimum.EDGE_HIGH)
+
+
+def test_the_law_recovers_its_coefficients():
+    d_k, n = np.array([4, 16, 64] * 3, float), np.repeat([4, 16, 64], 3).astype(float)
+    truth = np.array([0.7, -0.8, 0.6])
+    got = law.fit(law.design(d_k, n) @ truth, d_k, n)
+    np.testing.assert_allclose(got, truth, atol=1e-10)
+    assert np.isnan(law.fit(np.zeros(3), d_k[:3], n[:3])).all()  # one n: b cannot be told apart
+
+
+def test_the_paired_rule_comes_out_each_way_and_tost_is_statsmodels():
+    rng = np.random.default_rng(1)
+    base = rng.normal(0.6, 0.05, 6)
+    near = base + rng.normal(0.0, 0.004, 6)
+    far = base + 0.06 + rng.normal(0.0, 0.004, 6)
+    p = paired(near, base, 0.02, 0.05)
+    assert p.p_tost == pytest.approx(ttost_paired(near, base, -0.02, 0.02)[0])
+    assert answer(p, 0.5, 0.02, 0.05) == RIGHT
+    assert answer(paired(far, base, 0.02, 0.05), 0.5, 0.02, 0.05) == TOO_MUCH
+    assert answer(paired(far, base, 0.02, 0.05), 2.0, 0.02, 0.05) == TOO_LITTLE
+    noisy = base + 0.02 + rng.normal(0.0, 0.05, 6)
+    assert answer(paired(noisy, base, 0.02, 0.05), 0.5, 0.02, 0.05) == UNCLEAR
+
+
+def _study(peaks: dict[tuple[int, int], float], fresh_gain: dict[tuple[int, int], float]) -> tuple[pd.DataFrame, dict]:
+    """A summary table of the study: AUC a parabola in log2 c peaking at log2 peaks[(n, d_k)] at
+    rate 3e-3 (1e-2 worse by 0.05), three selection seeds, four fresh seeds at c* and at 1."""
+    rng = np.random.default_rng(0)
+    rows, record = [], {"cells": []}
+
+    def row(n, d, c, lr, seed, auc, attention="temperature", temp=None):
+        rows.append({"run_id": f"r{len(rows)}", "attention": attention, "attention.c": c, "n_keys": n, "d_k": d,
+                     "task": "assoc_recall", "optimizer": "adam", "lr": lr, "seed": seed, "status": "completed",
+                     "accuracy_auc": auc, "final_val_accuracy": min(1.0, auc + 0.2), "chance_accuracy": 1 / 66,
+                     "final_temperature": temp, "wall_time_s": 10.0, "experiment": "temperature"})
+
+    for (n, d), peak in peaks.items():
+        for seed in range(3):
+            noise = rng.normal(0, 0.002)
+            for c in GRID:
+                auc = 0.8 - 0.02 * (np.log2(c) - np.log2(peak)) ** 2 + noise
+                row(n, d, c, 3e-3, seed, auc)
+                row(n, d, c, 1e-2, seed, auc - 0.05)
+            for lr in (3e-3, 1e-2):
+                row(n, d, None, lr, seed, 0.7, attention="learned_temperature", temp=peak)
+        star = float(f"{peak:.4g}")
+        record["cells"].append({"task": "assoc_recall", "n_keys": n, "d_k": d, "c_star": star,
+                                "lr_at_c_star": 3e-3, "lr_at_1": 3e-3})
+        for seed in range(100, 104):
+            base = 0.7 + rng.normal(0, 0.02)
+            row(n, d, star, 3e-3, seed, base + fresh_gain[(n, d)] + rng.normal(0, 0.002))
+            row(n, d, 1.0, 3e-3, seed, base)
+    return pd.DataFrame(rows), record
+
+
+def test_the_clause_table_reads_a_known_study():
+    # the truth: c*_abs = 2^0.5 d_k^-0.9 (ln n)^1, i.e. c*_rel = 2^0.5 d_k^-0.4 ln n
+    peaks = {(n, d): 2 ** 0.5 * d ** -0.4 * math.log(n) for n in (4, 16, 64) for d in (4, 16, 64)}
+    gains = {k: (0.0 if abs(math.log2(v)) < 0.3 else 0.05) for k, v in peaks.items()}
+    summary, record = _study(peaks, gains)
+    runs = grid.runs_of(summary, 100)
+    table, opt, fits = clauses.clause_table(runs, record, CFG)
+    assert list(table.columns[:len(clauses.COLUMNS)]) == clauses.COLUMNS
+    got = opt.set_index(["n_keys", "d_k"])["c_star"]
+    for key, peak in peaks.items():
+        assert got[key] == pytest.approx(peak, rel=0.05)
+    fit = fits.iloc[0]
+    assert fit["gamma"] == pytest.approx(-0.9, abs=0.05) and fit["b"] == pytest.approx(1.0, abs=0.1)
+    said = table.set_index(["clause", "n_keys", "d_k"])["answer"]
+    for (n, d), gain in gains.items():
+        want = RIGHT if gain == 0 else (TOO_MUCH if peaks[(n, d)] < 1 else TOO_LITTLE)
+        assert said[(clauses.PAPER, n, d)] == want
+    law_said = table[table["clause"].isin([clauses.GAMMA, clauses.B])].set_index("clause")["answer"]
+    assert "the paper" not in law_said[clauses.GAMMA] and "log n" in law_said[clauses.B]
+    assert (table[table["clause"] == clauses.LEARNED]["answer"] == "inside c*'s interval").all()
+    counts = clauses.verdicts(table)
+    assert counts[counts["clause"] == clauses.PAPER]["cells"].sum() == len(peaks)
+
+
+def test_a_cell_that_did_not_learn_is_not_measured_and_the_views_render(tmp_path):
+    peaks = {(4, 4): 0.5, (4, 16): 0.5, (16, 4): 0.5}
+    summary, record = _study(peaks, {k: 0.0 for k in peaks})
+    summary.loc[(summary["n_keys"] == 16), "final_val_accuracy"] = 0.05  # below 10 x chance
+    runs = grid.runs_of(summary, 100)
+    table, opt, fits = clauses.clause_table(runs, record, CFG)
+    said = table.set_index(["clause", "n_keys", "d_k"])["answer"]
+    assert said[(clauses.PAPER, 16, 4)] == clauses.NOT_MEASURED and said[(clauses.PAPER, 4, 4)] == RIGHT
+    opt = opt.assign(sigma0_at_1=1.0, sigma0_at_c_star=opt["c_star"])
+    walls = pd.DataFrame({"n_keys": [4], "wall_s": [3600.0]})
+    figs = {k: tmp_path / "figures" / v for k, v in {"optimum": "a.png", "curves": "b.png", "learned": "c.png",
+                                                     "sigma0": "d.png"}.items()}
+    written = render.write(tmp_path, table, opt, fits, walls, [3e-3, 1e-2], CFG, figs)
+    readme = written["README.md"].read_text()
+    table_rows = [line for line in readme.splitlines() if line.startswith("| assoc_recall")]
+    assert len(table_rows) == len(peaks) and all(line.count("|") == 5 for line in table_rows)  # four columns
+    assert "{{" not in readme and "{{" not in written["REPORT.md"].read_text()
