@@ -7,6 +7,7 @@ that refreshes it."""
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,10 +19,13 @@ from experiments.app import analysis_cli
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def committed_reports() -> list[Path]:
+def committed_reports(study: bool = False) -> list[Path]:
+    """The committed REPORT.md files: the sub-claim reports, or (study=True) the temperature study's."""
+    from experiments.regenerate import temperature_study
+
     out = subprocess.run(["git", "ls-files", "results/*/REPORT.md"], cwd=ROOT, capture_output=True,
                          text=True, check=True).stdout.split()
-    return [ROOT / p for p in out]
+    return [ROOT / p for p in out if temperature_study((ROOT / p).parent) == study]
 
 
 def test_there_is_a_committed_report():
@@ -38,3 +42,18 @@ def test_committed_report_is_fresh(path):
         f"{path.relative_to(ROOT)} is stale: rewrite it with "
         f"`python -m experiments.report results_dir={folder}` (and the figures with "
         f"`python -m experiments.plot results_dir={folder}`)")
+
+
+@pytest.mark.parametrize("path", committed_reports(study=True), ids=lambda p: str(p.parent.relative_to(ROOT)))
+def test_committed_temperature_report_is_fresh(path, tmp_path):
+    """The temperature study's README, REPORT and clauses are what its report writes from its tables."""
+    import shutil
+
+    for name in ("summary.parquet", "history.parquet", "temperature_confirm.json"):
+        shutil.copy(path.parent / name, tmp_path / name)
+    folder = path.parent.relative_to(ROOT)
+    subprocess.run([sys.executable, "-m", "experiments.temperature_report", f"results_dir={tmp_path}"],
+                   check=True, capture_output=True, cwd=ROOT)
+    for name in ("README.md", "REPORT.md", "clauses.csv"):
+        assert (tmp_path / name).read_text() == (path.parent / name).read_text(), (
+            f"{folder / name} is stale: rewrite it with RESULTS={folder} bash scripts/regenerate.sh")

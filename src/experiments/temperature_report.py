@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from omegaconf import DictConfig
 
@@ -26,10 +27,20 @@ def sigma0(history: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
             .rename("sigma0_at_1").reset_index())
 
 
-def walls(runs: pd.DataFrame) -> pd.DataFrame:
-    """Per cell and phase: the wall of its programs (lanes of one program share one wall)."""
-    jobs = runs.drop_duplicates(grid.CELL + ["attention", "phase", "wall_time_s"])
-    return (jobs.groupby(grid.CELL + ["phase"])["wall_time_s"].sum().rename("wall_s").round(1).reset_index())
+def walls(runs: pd.DataFrame, cfg) -> pd.DataFrame:
+    """Per cell and phase: the wall of its programs (lanes of one program share one wall) beside the
+    plan's projection (lanes x steps x the pilot's cost per lane-step, scaled by the sequence length)."""
+    # one program a (cell, variant) in the selection (every multiplier a lane), one a multiplier in
+    # the confirmation; its lanes record about the same wall
+    job = runs["c"].where(runs["phase"] == "confirmation", -1.0).fillna(-1.0).rename("job")
+    per_job = runs.groupby(grid.CELL + ["phase", "attention", job])["wall_time_s"].max()
+    wall = per_job.groupby(grid.CELL + ["phase"]).sum().rename("wall_s")
+    # assoc_recall's sequence: the pairs and the query (T = 2 n + 1); elsewhere about n
+    seq = np.where(runs["task"] == "assoc_recall", 2 * runs["n_keys"] + 1, runs["n_keys"])
+    lane_steps = (runs.assign(cost=runs["steps"] * seq / cfg.pilot_seq_len * cfg.pilot_s_per_lane_step)
+                  .groupby(grid.CELL + ["phase"])["cost"].sum().rename("projected_s"))
+    out = pd.concat([wall, lane_steps], axis=1).round(1).reset_index()
+    return out.assign(ratio=(out["wall_s"] / out["projected_s"]).round(2))
 
 
 def run(cfg: DictConfig) -> None:
@@ -49,7 +60,7 @@ def run(cfg: DictConfig) -> None:
     opt = opt.merge(sigma0(hist, runs), on=grid.CELL, how="left") if hist is not None else opt.assign(sigma0_at_1=float("nan"))
     opt["sigma0_at_c_star"] = opt["c_star"] * opt["sigma0_at_1"]
     chosen = grid.chosen_rates(runs)
-    wall = walls(runs)
+    wall = walls(runs, cfg)
     atomic_write_parquet(root / "clauses.parquet", table)
     for name, df in (("clauses.csv", table), ("optimum.csv", opt), ("law.csv", fits), ("grid.csv", chosen),
                      ("walls.csv", wall)):

@@ -73,3 +73,6 @@ class TemperatureConfig:
     margin: float = 0.02
     alpha: float = 0.05
     learned_over_chance: float = 10.0
+    # the plan's pilot: seconds per lane-step at the pilot's sequence length (the projection of each cell)
+    pilot_s_per_lane_step: float = 0.0016
+    pilot_seq_len: int = 129

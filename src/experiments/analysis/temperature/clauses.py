@@ -36,6 +36,9 @@ def optima(runs: pd.DataFrame, chosen: pd.DataFrame, cfg) -> tuple[pd.DataFrame,
                      "chance": float(best["chance"]),
                      "learned": bool(best["val_final"] >= cfg.learned_over_chance * best["chance"]),
                      "auc_at_1_selection": float(at.loc[at["c"] == 1.0, "val_auc"].iloc[0])
+                     if (at["c"] == 1.0).any() else math.nan,
+                     # the reference variant's own reading: does the paper's c learn this cell?
+                     "final_at_1_selection": float(at.loc[at["c"] == 1.0, "val_final"].iloc[0])
                      if (at["c"] == 1.0).any() else math.nan})
     return pd.DataFrame(rows), draws
 

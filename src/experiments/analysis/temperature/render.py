@@ -95,7 +95,7 @@ def write(root: Path, clauses, opt, fits, walls, chosen_rates_grid, cfg, figures
     env, f = _env(), facts(clauses, opt, fits, walls, cfg, sorted(float(x) for x in chosen_rates_grid))
     tables = {"answer": markdown(answer_table(clauses, opt)),
               "optimum": markdown(opt[["task", "n_keys", "d_k", "c_star", "c_star_lo", "c_star_hi", "where",
-                                       "best_final_val_accuracy", "auc_at_1_selection", "best_val_auc",
+                                       "best_final_val_accuracy", "final_at_1_selection", "auc_at_1_selection", "best_val_auc",
                                        "sigma0_at_1", "sigma0_at_c_star"]]),
               "paper": markdown(clauses[clauses["clause"] == PAPER][["task", "n_keys", "d_k", "n_seeds", "estimate", "lo",
                                                                       "hi", "p", "p_perm", "power", "power_at_zero", "answer"]]),

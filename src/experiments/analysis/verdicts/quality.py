@@ -186,15 +186,20 @@ def lr_view(every: pd.DataFrame, history=None) -> tuple[Verdict | None, dict[str
     return verdict, parts, (lr_views.grid_step(sc), band)
 
 
-def two_look_parts(every: pd.DataFrame, history, p: qp.CellProfile, fraction: float, margin: float,
-                   alike: qp.AlikeRule, stage: top_up.Stage) -> tuple[list[Part], tuple[int, ...]]:
-    """(the clauses of a two-stage cell, the look that judged each): on its selection and stage-1
-    seeds at the first look's alpha, on all its seeds (`p`) at the second's; each clause at the
-    look that decided it (top_up.two_looks)."""
-    design, stage_one = stage.design, stage.stage_one
-    first = qp.cell_profile(top_up.first_look_rows(every, stage_one), history, fraction, p.name)
-    looked = top_up.two_looks(profile_parts(first, margin, alike, design.alphas[0])[0],
-                              profile_parts(p, margin, alike, design.alphas[1])[0])
+def first_look(every: pd.DataFrame, history, p: qp.CellProfile, fraction: float,
+               stage: top_up.Stage) -> qp.CellProfile:
+    """A two-stage cell's profile on its selection and stage-1 seeds: what the first look read."""
+    return qp.cell_profile(top_up.first_look_rows(every, stage.stage_one), history, fraction, p.name)
+
+
+def two_look_parts(first: qp.CellProfile, p: qp.CellProfile, margin: float, alike: qp.AlikeRule,
+                   stage: top_up.Stage) -> tuple[list[Part], tuple[int, ...]]:
+    """(the clauses of a two-stage cell, the look that judged each): on `first` (its selection and
+    stage-1 seeds) at the first look's alpha, on all its seeds (`p`) at the second's; each clause at
+    the look that decided it (top_up.two_looks)."""
+    alphas = stage.design.alphas
+    looked = top_up.two_looks(profile_parts(first, margin, alike, alphas[0])[0],
+                              profile_parts(p, margin, alike, alphas[1])[0])
     return [x.part for x in looked], tuple(x.look for x in looked)
 
 
@@ -203,12 +208,18 @@ def _cell(every: pd.DataFrame, history, fraction: float, margin: float, alike: q
     p = qp.cell_profile(every, history, fraction, name)
     parts, cross, fix_from = profile_parts(p, margin, alike)
     looks = ()
+    # the verdict by margin reads the clauses as the verdict does: at each look's alpha
+    parts_at, ends = (lambda m: profile_parts(p, m, alike)[0]), margin_sensitivity.candidate_ends(p)
     if stage is not None:  # a two-stage confirmation: each clause at its look
-        parts, looks = two_look_parts(every, history, p, fraction, margin, alike, stage)
+        first = first_look(every, history, p, fraction, stage)
+        parts, looks = two_look_parts(first, p, margin, alike, stage)
+        parts_at = lambda m: two_look_parts(first, p, m, alike, stage)[0]  # noqa: E731
+        ends = np.union1d(margin_sensitivity.candidate_ends(first, stage.design.alphas[0]),
+                          margin_sensitivity.candidate_ends(p, stage.design.alphas[1]))
     view, lr_parts, grid = lr_view(every, history)
     best = lr_select.at_best(every, history)
     n_div = len(diverged.diverged(best))
-    by_margin = margin_sensitivity.sensitivity(p, margin, lambda m: profile_parts(p, m, alike)[0])
+    by_margin = margin_sensitivity.sensitivity(p, margin, parts_at, ends)
     return Cell(name, verdict_of(parts), parts, p, cross, fix_from, margin, view, lr_parts, n_div, grid, alike,
                 robust.clause_checks(parts, p, margin), robust.crossing_both_ways(p), by_margin, looks, stage,
                 controls_reading.controls_of(p, best, margin, alike, name))

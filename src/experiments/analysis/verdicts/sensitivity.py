@@ -87,12 +87,15 @@ def _segments(judge, ends) -> tuple[tuple[float, float, Verdict], ...]:
     return tuple(out)
 
 
-def sensitivity(p: qp.CellProfile, declared: float, parts_at: Callable[[float], list[Part]]) -> Sensitivity:
+def sensitivity(p: qp.CellProfile, declared: float, parts_at: Callable[[float], list[Part]],
+                ends: np.ndarray | None = None) -> Sensitivity:
     """The cell's verdict by margin; `parts_at(m)`: its judged clauses at margin m (the section's
-    own assembly, quality.profile_parts)."""
+    own assembly, as the verdict reads them: quality.profile_parts, or both looks of a two-stage
+    cell); `ends`: the margins where a clause can flip (candidate_ends at the alphas parts_at
+    tests at; None: p's at the profile's alpha)."""
     judge = lambda m: verdict_of(parts_at(m))  # noqa: E731
     at = [parts_at(m) for m in MARGINS]
-    ends = candidate_ends(p)
+    ends = candidate_ends(p) if ends is None else ends
     return Sensitivity(p.name, declared, tuple(q.label for q in at[0]), MARGINS,
                        tuple(verdict_of(q) for q in at), tuple(tuple(q.answer for q in parts) for parts in at),
                        _segments(judge, ends), _nearest_flip(judge, ends, declared, False),
