@@ -6,6 +6,7 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
+import matplotlib.ticker  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
@@ -50,6 +51,7 @@ def optimum(opt: pd.DataFrame, fits: pd.DataFrame, task: str, path: Path) -> Non
                     color=line[0].get_color(), lw=1)
     bx.set(xscale="log", xlabel="d_k", ylabel="log2 c* (units of 1/√d_k)", title="c* with 95% intervals; dotted: the fitted law")
     bx.set_xticks(d_ks, [str(d) for d in d_ks])
+    bx.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
     bx.legend(fontsize=8)
     _save(fig, path)
 
