@@ -27,7 +27,11 @@ def _task_chance(row: pd.Series) -> float:
     for f in dataclasses.fields(spec.config_cls):
         value = row.get(f"task.{f.name}")
         if value is None or (isinstance(value, float) and math.isnan(value)):
-            value = LATER_DEFAULTS.get(f"task.{f.name}")  # recorded before the key existed: its default ran
+            key = f"task.{f.name}"
+            if key in LATER_DEFAULTS:  # recorded before the key existed: its default ran (None too)
+                kwargs[f.name] = LATER_DEFAULTS[key]
+                continue
+            value = None
         if value is None:
             if f.name != "name":
                 return math.nan  # a field the summary lacks: the default may not be what ran

@@ -26,6 +26,8 @@ TABLES = {
 # whole numbers the readers index and group by (with their least value): a NaN, a
 # string or a fraction there cannot be a d_k or a step
 WHOLE_COLUMNS = {"d_k": 1, "seed": 0, "step": 0, "n": 1, "n_keys": 1}
+# of them, those a run recorded before the column existed leaves empty (the summary's n_keys)
+MAY_BE_EMPTY = {"n_keys"}
 # what identifies a row: a run listed twice would count as two seeds
 ROW_KEYS = {"summary": ["run_id"], "history": ["run_id", "step"]}
 
@@ -62,6 +64,8 @@ def _read(path: Path) -> pd.DataFrame | None:
             values = pd.to_numeric(df[column], errors="coerce").astype(float) if numeric else None
             bad = (~(np.isfinite(values) & (values == values.round()) & (values >= least)) if numeric
                    else pd.Series(True, index=df.index))
+            if column in MAY_BE_EMPTY:
+                bad &= df[column].notna()
             if bad.any():
                 raise ResultsFileError(f"{path}: column {column} must hold whole numbers >= {least}; "
                                        f"{int(bad.sum())} of {len(df)} rows hold {str(df[column][bad].iloc[0])!r}"
