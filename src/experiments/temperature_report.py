@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 from omegaconf import DictConfig
 
 from experiments.analysis.temperature import clauses as clauselib
+from experiments.analysis.tables import chance
 from experiments.analysis.temperature import figures, grid, render
 from experiments.app.command import make_main
 from experiments.app.errors import ConfigError
@@ -27,6 +27,12 @@ def sigma0(history: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
             .rename("sigma0_at_1").reset_index())
 
 
+def sequence_length(row: pd.Series) -> float:
+    """The run's sequence length, from its task's own seq_len (NaN where its config cannot be rebuilt)."""
+    built = chance.task_config(row)
+    return float(built[0].seq_len(built[1])) if built else float("nan")
+
+
 def walls(runs: pd.DataFrame, cfg) -> pd.DataFrame:
     """Per cell and phase: the wall of its programs (lanes of one program share one wall) beside the
     plan's projection (lanes x steps x the pilot's cost per lane-step, scaled by the sequence length)."""
@@ -35,8 +41,7 @@ def walls(runs: pd.DataFrame, cfg) -> pd.DataFrame:
     job = runs["c"].where(runs["phase"] == "confirmation", -1.0).fillna(-1.0).rename("job")
     per_job = runs.groupby(grid.CELL + ["phase", "attention", job])["wall_time_s"].max()
     wall = per_job.groupby(grid.CELL + ["phase"]).sum().rename("wall_s")
-    # assoc_recall's sequence: the pairs and the query (T = 2 n + 1); elsewhere about n
-    seq = np.where(runs["task"] == "assoc_recall", 2 * runs["n_keys"] + 1, runs["n_keys"])
+    seq = runs.apply(sequence_length, axis=1)
     lane_steps = (runs.assign(cost=runs["steps"] * seq / cfg.pilot_seq_len * cfg.pilot_s_per_lane_step)
                   .groupby(grid.CELL + ["phase"])["cost"].sum().rename("projected_s"))
     out = pd.concat([wall, lane_steps], axis=1).round(1).reset_index()

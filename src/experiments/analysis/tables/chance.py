@@ -16,13 +16,14 @@ import pandas as pd
 from experiments.analysis.tables.consistency import CELL, LATER_DEFAULTS
 
 
-def _task_chance(row: pd.Series) -> float:
-    """1 / n_classes from the task config in the row's `task.*` columns; NaN if it cannot be built."""
+def task_config(row: pd.Series):
+    """(the task's spec, its config object) rebuilt from the row's `task.*` columns; None where it
+    cannot be (an unknown task, a field the summary lacks whose default may not be what ran)."""
     from experiments.tasks import TASKS  # the task layer knows its classes; imported only when asked
 
     spec = TASKS.get(str(row.get("task")))
     if spec is None:
-        return math.nan
+        return None
     kwargs = {}
     for f in dataclasses.fields(spec.config_cls):
         value = row.get(f"task.{f.name}")
@@ -34,11 +35,23 @@ def _task_chance(row: pd.Series) -> float:
             value = None
         if value is None:
             if f.name != "name":
-                return math.nan  # a field the summary lacks: the default may not be what ran
+                return None
             continue
         kwargs[f.name] = _config_value(value)
     try:
-        return 1.0 / spec.n_classes(spec.config_cls(**kwargs))
+        return spec, spec.config_cls(**kwargs)
+    except (TypeError, ValueError, OSError):
+        return None
+
+
+def _task_chance(row: pd.Series) -> float:
+    """1 / n_classes from the task config in the row's `task.*` columns; NaN if it cannot be built."""
+    built = task_config(row)
+    if built is None:
+        return math.nan
+    spec, cfg = built
+    try:
+        return 1.0 / spec.n_classes(cfg)
     except (TypeError, ValueError, ZeroDivisionError, OSError):  # OSError: a task input now gone
         return math.nan
 
