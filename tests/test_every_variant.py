@@ -133,7 +133,7 @@ def test_report_and_dashboard_give_every_variant_its_rows(tmp_path):
     s.to_parquet(tmp_path / "summary.parquet", index=False)
     assert report.main([f"results_dir={tmp_path}"]) == 0
     text = (tmp_path / "REPORT.md").read_text()
-    every = _section(text, ev_words.TITLE)
+    every = _section(text, ev_words.TITLE) + "".join(p.read_text() for p in sorted((tmp_path / "tables").glob("*.md")))
     assert text.index("## 4. Quality") < text.index(f"## {ev_words.TITLE}") < text.index("## 5. Cost")
     res = analysis_cli.load_configured(analysis_cli.compose_config([f"results_dir={tmp_path}"]))
     sections = verdict_sections.all_sections(res)  # judged once: the table and the page read the same

@@ -11,6 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from experiments.analysis.render.markdown import Pages
+
 from fixtures_results import write_synthetic_results
 
 from experiments.analysis import results as analysis_results
@@ -194,9 +196,11 @@ def test_the_text_cell_is_placed_against_the_synthetic_range():
 def test_report_and_dashboard_carry_the_side_by_side(sections):
     res, secs = sections
     side = _quality(sections).detail.side_by_side
-    md = report.answer_md(res, secs)
+    pages = Pages()
+    md = report.answer_md(res, secs, pages)
     assert report.md_table(render_transfer.table(side)) in md
-    assert len(md[1].splitlines()) == len(_quality(sections).cells) + 1  # a sentence per cell, then the text's
+    full = pages.files["tables/answer-by-cell.md"]
+    assert len([l for l in full.splitlines() if l.startswith("- ")]) == len(_quality(sections).cells) + 1  # a sentence per cell, then the text's
     assert "id='side-by-side'" in dashboard.answer_html(secs)
 
 
@@ -205,8 +209,11 @@ def test_without_a_text_cell_one_line_and_no_table(tmp_path):
     secs = all_sections(res)
     side = _quality((res, secs)).detail.side_by_side
     assert side.missing is tr.Outcome.NO_TEXT and render_transfer.table(side) is None
-    md = report.answer_md(res, secs)
-    assert len(md[1].splitlines()) == len(_quality((res, secs)).cells) + 1 and len(md) == 3  # no table
+    pages = Pages()
+    md = report.answer_md(res, secs, pages)
+    full = pages.files["tables/answer-by-cell.md"]
+    assert len([l for l in full.splitlines() if l.startswith("- ")]) == len(_quality((res, secs)).cells) + 1
+    assert not any(part.startswith("*Toy tasks and text") for part in md)  # no table
     assert "id='side-by-side'" not in dashboard.answer_html(secs)
 
 

@@ -80,6 +80,9 @@ class ModelConfig:
     n_layers: int = 1
     n_heads: int = 1
     init: str = "lecun_normal"  # projection init: lecun_normal | xavier | torch_default
+    # a factor on W_q's and W_k's init (every variant): moves the logits' spread at init, sigma_0,
+    # by qk_init_gain^2 at a fixed d_k (the Britz control of experiment=init_gain)
+    qk_init_gain: float = 1.0
     token_shift: bool = True  # add the previous token's embedding (see model.py)
     positions: bool = False  # add a learned embedding of each window position (see model.py)
     mlp: int = 0  # hidden width of an MLP after each attention layer (a transformer block); 0: none
@@ -236,6 +239,7 @@ def _validate_model(m) -> None:
         check(m[key] >= 1, f"model.{key}", "must be >= 1", m[key])
     check(m.get("mlp", 0) >= 0, "model.mlp", "must be >= 0 (0: no MLP)", m.get("mlp", 0))
     check(m.init in INITS, "model.init", f"must be one of {', '.join(INITS)}", m.init)
+    _positive("model.qk_init_gain", m.get("qk_init_gain", 1.0))
     check(m.width in memory.WIDTHS, "model.width", f"must be one of {', '.join(memory.WIDTHS)}", m.width)
     check(m.dtype in ("float32", "bfloat16"), "model.dtype", "must be float32 or bfloat16", m.dtype)
 

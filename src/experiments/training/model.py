@@ -55,9 +55,9 @@ def init_model(spec: ModelSpec, rng) -> dict:
         head_keys = jax.random.split(next(keys), h)
         layers.append({
             "ln": ln_params(dm),
-            "w_q": query_init_factor(spec.attention, spec.d_k)
+            "w_q": query_init_factor(spec.attention, spec.d_k) * spec.qk_init_gain
             * init_projection(spec.init, next(keys), dm, h * spec.d_k),
-            "w_k": init_projection(spec.init, next(keys), dm, h * spec.d_k),
+            "w_k": spec.qk_init_gain * init_projection(spec.init, next(keys), dm, h * spec.d_k),
             "w_v": init_projection(spec.init, next(keys), dm, h * spec.d_v),
             "w_o": init_projection(spec.init, next(keys), h * spec.d_v, dm),
             # the variant's own parameters, one set per head

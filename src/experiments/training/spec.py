@@ -32,6 +32,7 @@ class ModelSpec(NamedTuple):
     reassociate: bool = False  # model.reassociate: see bilinear_rows
     positions: int = 0  # learned position embeddings (model.positions): the window length; 0 none
     mlp: int = 0  # model.mlp: the hidden width of each layer's MLP; 0 none
+    qk_init_gain: float = 1.0  # model.qk_init_gain: a factor on W_q's and W_k's init
 
     @property
     def options(self) -> dict:
@@ -54,7 +55,7 @@ def model_spec(cfg: DictConfig, task_cfg) -> ModelSpec:
         reassociate=bool(cfg.model.get("reassociate", False))
         and attention.get_variant(cfg.attention.name).reassociable,
         positions=task.seq_len(task_cfg) if cfg.model.get("positions", False) else 0,
-        mlp=int(cfg.model.get("mlp", 0)))
+        mlp=int(cfg.model.get("mlp", 0)), qk_init_gain=float(cfg.model.get("qk_init_gain", 1.0)))
 
 
 def task_object(task_dict: dict):

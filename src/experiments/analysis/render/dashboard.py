@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import html
 import json
+from pathlib import Path
 import math
 import re
 
@@ -23,6 +24,7 @@ from experiments.analysis.render import quick_look
 from experiments.analysis.render import transfer
 from experiments.analysis.render.dashboard_js import CSS, JS
 from experiments.analysis.figures.catalog import Rendered
+from experiments.analysis.render import short_answer
 from experiments.analysis.render.answer import answer_lines
 from experiments.analysis.render.words import CSS_CLASS, headline, notes, reason, rule, verdict_words
 from experiments.analysis.verdicts.section import Section
@@ -44,21 +46,30 @@ def _plain(x):
     return x.item() if hasattr(x, "item") else x
 
 
-def runs_payload(res: load.Results) -> dict:
+def runs_payload(res: load.Results, inline: int | None = None) -> dict:
     """The runs explorer's data: the runs, their columns and metrics, and the conditions
     (task, optimizer) it shows one at a time, the primary one first. A run's `at_best`: it is
-    one the figures draw (its cell at its best lr, lr.select.at_best)."""
+    one the figures draw (its cell at its best lr, lr.select.at_best). Beyond `inline` runs
+    (INLINE_RUNS) only those at their chosen rate are inline; `left_out` counts the others, which
+    summary.parquet holds."""
     if res.summary is None:
-        return {"columns": [], "runs": [], "metrics": [], "conditions": []}
+        return {"columns": [], "runs": [], "metrics": [], "conditions": [], "left_out": 0}
     cols = [c for c in RUN_COLUMNS if c in res.summary.columns]
-    df = res.summary[cols].astype(object).where(res.summary[cols].notna(), None)
     best = set(lr_select.at_best(res.summary, res.history)["run_id"])
+    summary = res.summary
+    if len(summary) > (INLINE_RUNS if inline is None else inline):
+        summary = summary[summary["run_id"].isin(best)]
+    df = summary[cols].astype(object).where(summary[cols].notna(), None)
     runs = [{c: _plain(v) for c, v in zip(cols, row)} | {"at_best": row.run_id in best}
             for row in df.itertuples(index=False)]
     conds = load.conditions(res.summary)
     first = [res.primary] if res.primary in conds else []  # no history: most runs first
     return {"columns": cols, "runs": runs, "metrics": [m for m in METRICS if m in cols],
-            "conditions": [list(c) for c in first + [c for c in conds if c not in first]]}
+            "conditions": [list(c) for c in first + [c for c in conds if c not in first]],
+            "left_out": len(res.summary) - len(summary)}
+
+
+INLINE_RUNS = 3000  # a page with more runs carries those at their chosen rate: it opens at once
 
 
 # The figure that answers the question, first found: the d_k profile, else the quality sweep.
@@ -98,15 +109,21 @@ def answer_figure(rendered: list[Rendered]) -> Rendered | None:
     return None
 
 
-def figure_html(r: Rendered, element_id: str) -> str:
-    data = base64.b64encode(r.files["svg"]).decode("ascii")
+def figure_html(r: Rendered, element_id: str, root: Path | None = None) -> str:
+    """A figure: linked from figures/ beside the page where plot drew it there (the page stays
+    light and still opens from file://), else inline."""
+    png = f"figures/{r.name}.png"
+    if root is not None and (Path(root) / png).is_file():
+        src, lazy = html.escape(png), " loading='lazy'"
+    else:
+        src, lazy = "data:image/svg+xml;base64," + base64.b64encode(r.files["svg"]).decode("ascii"), ""
     return (f"<figure id='{html.escape(element_id)}'><figcaption>{html.escape(r.title)}"
-            f" <small>(figures/{html.escape(r.name)}.png)</small></figcaption>"  # the file, apart from the title
-            f"<img alt='{html.escape(r.name)}' src='data:image/svg+xml;base64,{data}'></figure>")
+            f" <small>({html.escape(png)})</small></figcaption>"  # the file, apart from the title
+            f"<img alt='{html.escape(r.name)}'{lazy} src='{src}'></figure>")
 
 
-def figures_html(rendered: list[Rendered], notes: list[str]) -> str:
-    parts = [figure_html(r, f"fig-{r.name}") for r in rendered]
+def figures_html(rendered: list[Rendered], notes: list[str], root: Path | None = None) -> str:
+    parts = [figure_html(r, f"fig-{r.name}", root) for r in rendered]
     parts += [f"<p class='note'>{html.escape(n)}</p>" for n in notes]
     return "\n".join(parts)
 
@@ -149,14 +166,15 @@ def answer_html(sections: list[Section]) -> str:
     table = transfer.table(side) if side else None
     beside = ("" if table is None else f"<div id='side-by-side'><p class='caption'><em>{transfer.TITLE}.</em> "
               f"{html.escape(transfer.CAPTION)}</p>{table.to_html(index=False, border=0, classes='ql')}</div>")
-    return f"<h2>The answer</h2><ul>{items}</ul>{beside}"
+    return (f"<h2>The answer</h2>{short_answer.render_html(sections)}<details id='answer-in-full'><summary>"
+            f"Each cell's answer in full, and on text beside the toy tasks</summary><ul>{items}</ul>{beside}</details>")
 
 
 def first_screen(res: load.Results, sections: list[Section], rendered: list[Rendered], answer: str = "") -> str:
     """The answer block (HTML, from render.answer), the quick look (when too few seeds), the
     answer's figure beside the verdict lines, the rules folded."""
     top = answer_figure(rendered)
-    figure = figure_html(top, "answer-figure") if top else "<p id='answer-figure'>no figure of the answer drawn</p>"
+    figure = figure_html(top, "answer-figure", res.root) if top else "<p id='answer-figure'>no figure of the answer drawn</p>"
     return (f"<section id='answer'>{answer}</section>" if answer else "") + quick_look_html(res) + (
         f"<div id='first-screen'>{figure}<section id='verdicts-box'><h2>Sub-claims</h2>{verdict_lines(sections)}"
         "<p class='note'>Each line: the verdict, then the key number (seed means; intervals and clauses "
@@ -166,6 +184,12 @@ def first_screen(res: load.Results, sections: list[Section], rendered: list[Rend
 # inside <script>, "</script" and "<!--<script" change how the HTML parser reads on; JSON's own
 # \u escapes keep every character the same value while none of these is left as written
 _SCRIPT_UNSAFE = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+def left_out_html(payload: dict) -> str:
+    n = payload.get("left_out", 0)
+    return (f"<p class='note' id='left-out'>The {n} runs at rates other than their chosen one are not on this page: "
+            "<code>summary.parquet</code> holds every run.</p>" if n else "")
 
 
 def script_json(payload) -> str:
@@ -199,11 +223,11 @@ def render(res: load.Results, sections: list[Section], rendered: list[Rendered],
 {every_variant_html(sections)}
 <h2>Runs</h2>
 <div id="filters"></div>
-<p id="count"></p>
+<p id="count"></p>{left_out_html(payload)}
 {chart}
 <div id="runs-wrap"><table id="runs"><thead><tr></tr></thead><tbody></tbody></table></div>
 <h2>Figures</h2>
-{figures_html([r for r in rendered if r is not answer_figure(rendered)], notes)}
+{figures_html([r for r in rendered if r is not answer_figure(rendered)], notes, res.root)}
 <pre id="selftest-result"></pre>
 <div id="tip"></div>
 <script type="application/json" id="dashboard-data">{data}</script>

@@ -18,7 +18,7 @@ header h1{margin:10px 0 6px} .sub{color:#57606a;font-size:12px}
 #first-screen{display:flex;gap:24px;align-items:flex-start;flex-wrap:wrap}
 #answer-figure{flex:0 1 auto;max-width:62%;margin:0}
 #answer-figure img{display:block;width:auto;height:auto;max-width:100%;max-height:calc(100vh - 150px)}
-#verdicts-box{flex:1 1 380px;min-width:0} #verdicts-box h2{margin-top:0}
+#verdicts-box{flex:1 1 380px;min-width:0;font-size:.85em;line-height:1.3} #verdicts-box h2{margin-top:0} #answer p{margin:.3em 0} #answer table.ql{font-size:.85em}
 #verdict-lines{list-style:none;padding:0;margin:0} #verdict-lines li{padding:5px 0;border-bottom:1px solid #eee}
 .claim{font-weight:600} .key{font-size:13px;font-variant-numeric:tabular-nums;color:#333}
 #rules{margin:10px 0} #rules summary{cursor:pointer;color:#0969da}

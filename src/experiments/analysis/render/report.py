@@ -21,6 +21,8 @@ from experiments.analysis.render import quick_look
 from experiments.analysis.render import transfer
 from experiments.analysis.render.answer import answer_lines
 from experiments.analysis.render.clauses import INTERVALS
+from experiments.analysis.render import short_answer
+from experiments.analysis.render.markdown import TABLES, Pages, table as md_table
 from experiments.analysis.render.words import claim, headline, notes, reason, rule, rule_brief, tables, verdict_words
 from experiments.analysis.verdicts import controls as controls_reading
 from experiments.analysis.verdicts.section import Section
@@ -41,16 +43,6 @@ CLAIM = Path(__file__).resolve().parents[4] / "docs" / "CLAIM.md"
 CLAIM_ANCHORS = {"variance": "1-variance-of-the-logits", "saturation": "2-saturation",
                  "jacobian": "3-small-gradients", "gradients": "3-small-gradients", "quality": "4-quality",
                  "cost": "5-cost", "extra": "6-beyond-the-paper-mups-1d"}
-
-
-def md_table(df: pd.DataFrame) -> str:
-    if df is None or df.empty:
-        return "_no rows_"
-    cell = lambda x: str(x).replace("|", "\\|")  # noqa: E731
-    lines = ["| " + " | ".join(cell(c) for c in df.columns) + " |",
-             "|" + "|".join("---" for _ in df.columns) + "|"]
-    lines += ["| " + " | ".join(cell(x) for x in row) + " |" for row in df.itertuples(index=False)]
-    return "\n".join(lines)
 
 
 def figure_links(res: load.Results, stems: list[str]) -> list[str]:
@@ -83,10 +75,10 @@ def claim_link(root: Path, key: str) -> str:
     return f"[docs/CLAIM.md]({rel.as_posix()}#{CLAIM_ANCHORS.get(key, '')})".replace("#)", ")")
 
 
-def section_md(res: load.Results, s: Section, c: conds.Conditions) -> str:
+def section_md(res: load.Results, s: Section, c: conds.Conditions, pages: Pages) -> str:
     parts = [f"## {s.title}", f"**Claim.** {claim(s)}", *figure_links(res, s.figures)]
     for caption, table in tables(s):
-        parts += [f"*{caption}*", md_table(table)]
+        parts.append(pages.block(caption, table))
     parts += [f"**Rule.** {rule_brief(s) or rule(s)} The full rule: {claim_link(res.root, s.key)}, and below.",
               "<details><summary>The rule as computed</summary>\n\n"
               + rule(s).replace(INTERVALS, "the intervals of the common conditions") + "\n\n</details>",
@@ -97,13 +89,13 @@ def section_md(res: load.Results, s: Section, c: conds.Conditions) -> str:
     return "\n\n".join(parts)
 
 
-def every_variant_md(s: Section) -> list[str]:
+def every_variant_md(s: Section, pages: Pages) -> list[str]:
     """"## Every variant" after the section that carries it (quality): a table per condition."""
     if not s.variants:
         return []
     parts = [f"## {ev.TITLE}", ev.INTRO]
     for c in s.variants:
-        parts += [f"*{ev.caption(c)}*", md_table(ev.table(c))]
+        parts.append(pages.block(ev.caption(c), ev.table(c)))
         parts += ["\n".join(f"- {n}" for n in ev.notes(c))] if ev.notes(c) else []
     return ["\n\n".join(parts)]
 
@@ -123,30 +115,40 @@ def quick_look_md(res: load.Results) -> list[str]:
     return parts
 
 
-def answer_md(res: load.Results, sections: list[Section]) -> list[str]:
-    """"## The answer": per (task, optimizer), the plain sentences of render.answer, whether they
-    hold on text (render.transfer: its sentence, and its table where a text cell was run), and the
-    profile figure; nothing where no section carries an answer."""
+def answer_md(res: load.Results, sections: list[Section], pages: Pages) -> list[str]:
+    """"## The answer": the short answer (render.short_answer, ANSWER.md), whether it holds on
+    text (render.transfer: its sentence and table where a text cell was run), the profile figure,
+    and each cell's answer in full on its own page; nothing where no section carries an answer."""
     lines = answer_lines(sections)
     if not lines or quick_look.wanted(res):  # too few seeds: the quick look opens the report instead
         return []
     side = transfer.of(sections)
     lines += [transfer.sentence(side)] if side else []
     table = transfer.table(side) if side else None
-    return ["## The answer", "\n".join(f"- {line}" for line in lines),
+    pages.files[f"{TABLES}/answer-by-cell.md"] = ("*Each cell's answer in full*\n\n[back to REPORT.md](../REPORT.md)\n\n"
+                                                 + "\n".join(f"- {line}" for line in lines) + "\n")
+    return ["## The answer", short_answer.render(sections, report_link="#4-quality").strip(),
             *([f"*{transfer.TITLE}.* {transfer.CAPTION}", md_table(table)] if table is not None else []),
-            *figure_links(res, ["profile"])]
+            *figure_links(res, ["profile"]),
+            f"Each cell's answer in full: [{TABLES}/answer-by-cell.md]({TABLES}/answer-by-cell.md)."]
 
 
 def render(res: load.Results, sections: list[Section], answer: str | None = None) -> str:
     """The report; `answer` is the answer block's markdown, by default the sections' own (answer_md)."""
+    return render_pages(res, sections, answer)[0]
+
+
+def render_pages(res: load.Results, sections: list[Section],
+                 answer: str | None = None) -> tuple[str, dict[str, str]]:
+    """The report and the pages it links ({path under the folder: text}: its long tables)."""
+    pages = Pages()
     c = conds.split(res, sections)
     head = [
         "# Scaled dot-product attention: what the data say",
         "Vaswani et al. 2017, sec. 3.2.1, put under measurement (docs/CLAIM.md). Written by "
         "`python -m experiments.report` from the results folder alone; each verdict is computed from the "
         "tables by the rule its section states. Figures: `python -m experiments.plot`.",
-        *(answer_md(res, sections) if answer is None else [answer] if answer else []),
+        *(answer_md(res, sections, pages) if answer is None else [answer] if answer else []),
         *quick_look_md(res),
         verdicts_table(sections),
         "## Common conditions",
@@ -156,17 +158,18 @@ def render(res: load.Results, sections: list[Section], answer: str | None = None
     missing = [f"`{t}.parquet`" for t in ("summary", "history", "probe", "cost") if getattr(res, t) is None]
     if missing:
         head.append("Missing from this results folder: " + ", ".join(missing) + ".")
-    body = [md for s in sections for md in (section_md(res, s, c), *every_variant_md(s))]
+    body = [md for s in sections for md in (section_md(res, s, c, pages), *every_variant_md(s, pages))]
     cells = [cell for s in sections for cell in s.cells]
-    return "\n\n".join(head + body + controls_md(res, cells) + diverged_md(res)) + "\n"
+    text = "\n\n".join(head + body + controls_md(res, cells, pages) + diverged_md(res, pages)) + "\n"
+    return text, pages.files
 
 
-def controls_md(res: load.Results, cells: list) -> list[str]:
+def controls_md(res: load.Results, cells: list, pages: Pages) -> list[str]:
     """"## Controls" (render.controls): where unscaled_init sits between unscaled and scaled, and
     additive at a fixed hidden width beside the tied additive; with the mechanism figure."""
     parts = [f"## {controls_words.TITLE}", controls_words.INTRO, *figure_links(res, ["mechanism"])]
     for block in controls_words.blocks(controls_reading.of_cells(res, cells)):
-        parts += [f"*{block[0]}*", md_table(block[1])] if isinstance(block, tuple) else [block]
+        parts.append(pages.block(*block) if isinstance(block, tuple) else block)
     return ["\n\n".join(parts)]
 
 
@@ -194,9 +197,17 @@ def runs_md(res: load.Results) -> list[str]:
             "each is listed at the end."]
 
 
-def diverged_md(res: load.Results) -> list[str]:
-    """Every diverged run with its step, at the end of the report."""
+def diverged_md(res: load.Results, pages: Pages) -> list[str]:
+    """The diverged runs at the end of the report: a count by variant and d_k (per cell), every
+    run with its step on its own page where they are many."""
     broken = diverged.table(res.summary) if res.summary is not None and "status" in res.summary else None
     if broken is None or broken.empty:
         return []
-    return [f"## Diverged runs ({len(broken)})", md_table(broken)]
+    parts = [f"## Diverged runs ({len(broken)})"]
+    if len(broken) > 15:
+        by = [c for c in ("task", "optimizer", "attention") if c in broken]
+        count = broken.pivot_table(index=by, columns="d_k", values="run_id", aggfunc="size", fill_value=0)
+        count.columns = [f"d_k {d}" for d in count.columns]
+        parts.append(pages.block("Diverged runs by cell, variant and d_k", count.reset_index()))
+    parts.append(pages.block("Every diverged run, with the step it diverged at", broken))
+    return ["\n\n".join(parts)]

