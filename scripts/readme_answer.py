@@ -1,5 +1,5 @@
 """Rewrite the README's answer (between its answer markers) from the committed reference's clause
-table: `python scripts/readme_answer.py`. tests/test_reports_fresh.py checks it is fresh."""
+table: `python scripts/readme_answer.py`. tests/test_report_pages.py checks it is fresh."""
 from __future__ import annotations
 
 import sys

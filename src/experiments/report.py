@@ -21,8 +21,8 @@ from experiments.store.results import atomic_write_parquet, atomic_write_text
 
 def run(res: load.Results) -> None:
     sections = verdict_sections.all_sections(res)
-    text, pages = report_md.render_pages(res, sections)
     clauses = clause_table.table(sections, res.primary)
+    text, pages = report_md.render_pages(res, sections, clauses=clauses)
     atomic_write_text(res.root / "REPORT.md", text)  # first: where it cannot be written, nothing is
     write_pages(res.root, pages)
     atomic_write_parquet(res.root / "clauses.parquet", clauses)

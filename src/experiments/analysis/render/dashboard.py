@@ -1,10 +1,11 @@
-"""dashboard.html: one self-contained page whose first screen is the answer.
+"""dashboard.html: one page whose first screen is the answer.
 
 Top to bottom: the answer block (its plain sentences, when given), the quick
 look (a folder with too few seeds for a verdict), then the answer's figure
 beside one line per sub-claim (its verdict and key number), the rules folded
 in <details>; below the fold the runs (filters, chart, table) and every
-figure. Figures are inline SVG data: no network, opens from file://.
+figure. Figures are linked from figures/ beside the page where plot drew them there, inline SVG
+data otherwise: no network, opens from file://.
 """
 
 from __future__ import annotations
@@ -12,9 +13,8 @@ from __future__ import annotations
 import base64
 import html
 import json
-from pathlib import Path
 import math
-import re
+from pathlib import Path
 
 from experiments.analysis.lr import select as lr_select
 from experiments.analysis.tables import load
@@ -25,6 +25,7 @@ from experiments.analysis.render import transfer
 from experiments.analysis.render.dashboard_js import CSS, JS
 from experiments.analysis.figures.catalog import Rendered
 from experiments.analysis.render import short_answer
+from experiments.analysis.render.markdown import inline_html
 from experiments.analysis.render.answer import answer_lines
 from experiments.analysis.render.words import CSS_CLASS, headline, notes, reason, rule, verdict_words
 from experiments.analysis.verdicts.section import Section
@@ -46,18 +47,18 @@ def _plain(x):
     return x.item() if hasattr(x, "item") else x
 
 
-def runs_payload(res: load.Results, inline: int | None = None) -> dict:
+def runs_payload(res: load.Results) -> dict:
     """The runs explorer's data: the runs, their columns and metrics, and the conditions
     (task, optimizer) it shows one at a time, the primary one first. A run's `at_best`: it is
-    one the figures draw (its cell at its best lr, lr.select.at_best). Beyond `inline` runs
-    (INLINE_RUNS) only those at their chosen rate are inline; `left_out` counts the others, which
+    one the figures draw (its cell at its best lr, lr.select.at_best). Beyond INLINE_RUNS runs
+    only those at their chosen rate are inline; `left_out` counts the others, which
     summary.parquet holds."""
     if res.summary is None:
         return {"columns": [], "runs": [], "metrics": [], "conditions": [], "left_out": 0}
     cols = [c for c in RUN_COLUMNS if c in res.summary.columns]
     best = set(lr_select.at_best(res.summary, res.history)["run_id"])
     summary = res.summary
-    if len(summary) > (INLINE_RUNS if inline is None else inline):
+    if len(summary) > INLINE_RUNS:
         summary = summary[summary["run_id"].isin(best)]
     df = summary[cols].astype(object).where(summary[cols].notna(), None)
     runs = [{c: _plain(v) for c, v in zip(cols, row)} | {"at_best": row.run_id in best}
@@ -161,8 +162,7 @@ def answer_html(sections: list[Section]) -> str:
         return ""
     side = transfer.of(sections)
     lines += [transfer.sentence(side)] if side else []
-    items = "".join("<li>" + re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", html.escape(line)) + "</li>"
-                    for line in lines)
+    items = "".join(f"<li>{inline_html(line)}</li>" for line in lines)
     table = transfer.table(side) if side else None
     beside = ("" if table is None else f"<div id='side-by-side'><p class='caption'><em>{transfer.TITLE}.</em> "
               f"{html.escape(transfer.CAPTION)}</p>{table.to_html(index=False, border=0, classes='ql')}</div>")

@@ -4,6 +4,7 @@ report links it, so that the report summarises and nothing is lost."""
 
 from __future__ import annotations
 
+import html
 import math
 import re
 from pathlib import Path
@@ -57,6 +58,15 @@ class Pages:
         self.files[md] = f"*{caption}*\n\n[back to {back}](../{back}) · [CSV]({name}.csv)\n\n{table(df)}\n"
         self.files[csv] = df.to_csv(index=False)
         return f"*{caption}*\n\n{len(df)} rows: [{md}]({md}) (CSV: [{csv}]({csv}))."
+
+
+_STRONG = re.compile(r"\*\*(.+?)\*\*")
+_EM = re.compile(r"(?<![\w*])\*(\w[^*]*?\w)\*(?![\w*])")  # *word*, not the star of d*
+
+
+def inline_html(text: str) -> str:
+    """One paragraph of Markdown as HTML: escaped, with its **strong** and *emphasis* kept."""
+    return _EM.sub(r"<em>\1</em>", _STRONG.sub(r"<strong>\1</strong>", html.escape(text)))
 
 
 def missing(x) -> bool:

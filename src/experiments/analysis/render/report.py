@@ -22,7 +22,7 @@ from experiments.analysis.render import transfer
 from experiments.analysis.render.answer import answer_lines
 from experiments.analysis.render.clauses import INTERVALS
 from experiments.analysis.render import short_answer
-from experiments.analysis.render.markdown import TABLES, Pages, table as md_table
+from experiments.analysis.render.markdown import MAX_ROWS, TABLES, Pages, table as md_table
 from experiments.analysis.render.words import claim, headline, notes, reason, rule, rule_brief, tables, verdict_words
 from experiments.analysis.verdicts import controls as controls_reading
 from experiments.analysis.verdicts.section import Section
@@ -115,7 +115,7 @@ def quick_look_md(res: load.Results) -> list[str]:
     return parts
 
 
-def answer_md(res: load.Results, sections: list[Section], pages: Pages) -> list[str]:
+def answer_md(res: load.Results, sections: list[Section], pages: Pages, clauses=None) -> list[str]:
     """"## The answer": the short answer (render.short_answer, ANSWER.md), whether it holds on
     text (render.transfer: its sentence and table where a text cell was run), the profile figure,
     and each cell's answer in full on its own page; nothing where no section carries an answer."""
@@ -127,7 +127,7 @@ def answer_md(res: load.Results, sections: list[Section], pages: Pages) -> list[
     table = transfer.table(side) if side else None
     pages.files[f"{TABLES}/answer-by-cell.md"] = ("*Each cell's answer in full*\n\n[back to REPORT.md](../REPORT.md)\n\n"
                                                  + "\n".join(f"- {line}" for line in lines) + "\n")
-    return ["## The answer", short_answer.render(sections, report_link="#4-quality").strip(),
+    return ["## The answer", short_answer.render(sections, clauses, report_link="#4-quality").strip(),
             *([f"*{transfer.TITLE}.* {transfer.CAPTION}", md_table(table)] if table is not None else []),
             *figure_links(res, ["profile"]),
             f"Each cell's answer in full: [{TABLES}/answer-by-cell.md]({TABLES}/answer-by-cell.md)."]
@@ -138,9 +138,10 @@ def render(res: load.Results, sections: list[Section], answer: str | None = None
     return render_pages(res, sections, answer)[0]
 
 
-def render_pages(res: load.Results, sections: list[Section],
-                 answer: str | None = None) -> tuple[str, dict[str, str]]:
-    """The report and the pages it links ({path under the folder: text}: its long tables)."""
+def render_pages(res: load.Results, sections: list[Section], answer: str | None = None,
+                 clauses=None) -> tuple[str, dict[str, str]]:
+    """The report and the pages it links ({path under the folder: text}: its long tables);
+    `clauses`: the sections' clause table where the caller has it (render.clause_table)."""
     pages = Pages()
     c = conds.split(res, sections)
     head = [
@@ -148,7 +149,7 @@ def render_pages(res: load.Results, sections: list[Section],
         "Vaswani et al. 2017, sec. 3.2.1, put under measurement (docs/CLAIM.md). Written by "
         "`python -m experiments.report` from the results folder alone; each verdict is computed from the "
         "tables by the rule its section states. Figures: `python -m experiments.plot`.",
-        *(answer_md(res, sections, pages) if answer is None else [answer] if answer else []),
+        *(answer_md(res, sections, pages, clauses) if answer is None else [answer] if answer else []),
         *quick_look_md(res),
         verdicts_table(sections),
         "## Common conditions",
@@ -204,7 +205,7 @@ def diverged_md(res: load.Results, pages: Pages) -> list[str]:
     if broken is None or broken.empty:
         return []
     parts = [f"## Diverged runs ({len(broken)})"]
-    if len(broken) > 15:
+    if len(broken) > MAX_ROWS:  # too many to scan: a count first
         by = [c for c in ("task", "optimizer", "attention") if c in broken]
         count = broken.pivot_table(index=by, columns="d_k", values="run_id", aggfunc="size", fill_value=0)
         count.columns = [f"d_k {d}" for d in count.columns]

@@ -1,6 +1,7 @@
 """The answer in two minutes (ANSWER.md, the README's and the report's first screen): does
 scaling matter, and is additive alike at small d_k, per cell, from the clause table; Python
-computes the facts, templates/answer.md.j2 says them."""
+computes the facts, templates/answer_prose.md.j2 says them (in Markdown for ANSWER.md, the README
+and the report, paragraph by paragraph in HTML for the dashboard)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from experiments.analysis.render import clause_table
-from experiments.analysis.render.markdown import environment, signed
+from experiments.analysis.render.markdown import environment, inline_html, signed
 
 TEMPLATES = Path(__file__).with_name("templates")
 TEXT_TASKS = ("charlm",)  # cells scored in bits per character
@@ -38,7 +39,7 @@ def cell_facts(quality, cell, clauses: pd.DataFrame) -> dict:
     fix = _deciding(rows, "(b)")
     tost = rows[rows["clause"].str.contains("alike") & rows["test"].str.contains("TOST") & rows["d_k"].notna()]
     alike = {int(r.d_k): dict(shown=r.shown is not pd.NA and bool(r.shown), delta=r.estimate)
-             for r in tost.itertuples() if r.d_k in tuple(cell.alike.d_ks)} if not tost.empty else {}
+             for r in tost.itertuples() if r.d_k in tuple(cell.alike.d_ks)}
     wide = cell.controls.wide.wide if cell.controls is not None else None
     cross = cell.crossover
     unscaled_bpc, scaled_bpc = _bits(quality, cell)
@@ -107,9 +108,11 @@ def render(sections, clauses: pd.DataFrame | None = None, report_link: str = "RE
 
 
 def render_html(sections) -> str:
-    """The same answer for the dashboard's first screen ('' where there is no per-cell verdict)."""
+    """The same answer for the dashboard's first screen, its prose from the same template
+    (answer_prose.md.j2) a paragraph at a time ('' where there is no per-cell verdict)."""
     f = facts(sections)
     if f is None or not f["cells"]:
         return ""
-    table = cell_table(f).to_html(index=False, border=0, classes="ql", escape=True)
-    return environment(TEMPLATES).get_template("answer.html.j2").render(f=f, table=table)
+    prose = environment(TEMPLATES).get_template("answer_prose.md.j2").render(f=f)
+    paragraphs = "".join(f"<p>{inline_html(p.strip())}</p>\n" for p in prose.split("\n\n") if p.strip())
+    return paragraphs + cell_table(f).to_html(index=False, border=0, classes="ql", escape=True)
