@@ -1,10 +1,10 @@
-"""Typed configs of the commands bench, collect, confirm and replay (conf/<command>.yaml):
+"""Typed configs of the commands bench, collect, confirm, replay, temperature and init_gain (conf/<command>.yaml):
 dataclasses only. app.config.register_schemas registers them with the others, so
 that a typo or a wrong type fails at composition, naming the key."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import List, Optional
 
 from experiments.training.prune import PruneRule
 
@@ -76,3 +76,24 @@ class TemperatureConfig:
     # the plan's pilot: seconds per lane-step at the pilot's sequence length (the projection of each cell)
     pilot_s_per_lane_step: float = 0.0016
     pilot_seq_len: int = 129
+
+
+@dataclass
+class InitGainConfig:
+    """The Britz control's reading, declared before its fresh seeds' data (conf/init_gain.yaml)."""
+    results_dir: str = "results/init_gain_runs"
+    out_dir: str = "results/init_gain"
+    confirm_seed_from: int = 4
+    confirm_n_seeds: int = 4
+    train: List[str] = field(default_factory=list)  # key=value overrides of every confirmation job
+    collapse_variant: str = "unscaled"
+    comparator: str = "additive"
+    reference_gain: float = 1.0
+    grid_points: int = 9
+    margin: float = 0.05
+    alpha: float = 0.05
+    n_boot: int = 2000
+    boot_seed: int = 0
+    level: float = 0.95
+    britz_low: int = 256
+    britz_high: int = 512

@@ -21,7 +21,8 @@ from omegaconf import MISSING, DictConfig
 import attention
 from attention.checks import check
 from experiments.app import ranges
-from experiments.app.command_configs import BenchConfig, CollectConfig, ConfirmConfig, ReplayConfig, TemperatureConfig
+from experiments.app.command_configs import (BenchConfig, CollectConfig, ConfirmConfig, InitGainConfig,
+                                             ReplayConfig, TemperatureConfig)
 from experiments.app.errors import CONF_DIR
 from experiments.instruments.cost import CostConfig
 from experiments.instruments.probe import ProbeConfig
@@ -157,7 +158,7 @@ def register_schemas() -> None:
     cs.store(name="schema_logger", node=LoggerConfig)
     for name, node in (("cost", CostConfig), ("probe", ProbeConfig), ("bench", BenchConfig),
                        ("collect", CollectConfig), ("confirm", ConfirmConfig), ("replay", ReplayConfig),
-                       ("temperature", TemperatureConfig)):
+                       ("temperature", TemperatureConfig), ("init_gain", InitGainConfig)):
         cs.store(name=f"{name}_schema", node=node)
 
 

@@ -124,3 +124,15 @@ def validate_seed_ranges(jobs: Iterable[DictConfig]) -> None:
             check(a + n <= b, "seed", f"swept seeds {a} and {b} overlap with train.n_seeds={n} "
                   f"(a job trains seed .. seed+{n - 1}); sweep seeds {n} apart "
                   f"(e.g. seed={a},{a + n}) or lower train.n_seeds", f"{a},{b}")
+
+
+def check_fresh_seed_reading(cfg: DictConfig, min_seeds: int = 1) -> None:
+    """The keys a study read on fresh seeds with bootstrap intervals declares (conf/temperature.yaml,
+    conf/init_gain.yaml): its seeds, draws, level, alpha and margin."""
+    check(cfg.confirm_n_seeds >= min_seeds, "confirm_n_seeds", f"must be >= {min_seeds}", cfg.confirm_n_seeds)
+    check(cfg.confirm_seed_from >= 1, "confirm_seed_from", "must be >= 1 (the seeds below it choose)",
+          cfg.confirm_seed_from)
+    check(cfg.n_boot >= 100, "n_boot", "must be >= 100", cfg.n_boot)
+    check(0 < cfg.level < 1, "level", "must be in (0, 1)", cfg.level)
+    check(0 < cfg.alpha < 0.5, "alpha", "must be in (0, 0.5)", cfg.alpha)
+    check(cfg.margin > 0, "margin", "must be > 0", cfg.margin)

@@ -13,7 +13,7 @@ from omegaconf import DictConfig, OmegaConf
 from attention.checks import check
 from experiments.analysis.temperature import grid, optimum
 from experiments.app import config as train_config
-from experiments.app import progress, train_job
+from experiments.app import progress, ranges, train_job
 from experiments.app.errors import ConfigError
 from experiments.store.collect import ENDED, collect_runs, run_folders
 from experiments.store.results import atomic_write_text, run_dir
@@ -23,14 +23,8 @@ OUTPUT = "temperature_confirm.json"
 
 
 def validate(cfg: DictConfig) -> None:
-    check(cfg.confirm_n_seeds >= 1, "confirm_n_seeds", "must be >= 1", cfg.confirm_n_seeds)
-    check(cfg.confirm_seed_from >= 1, "confirm_seed_from", "must be >= 1 (the seeds below it choose)",
-          cfg.confirm_seed_from)
+    ranges.check_fresh_seed_reading(cfg)
     check(cfg.fit_half_width >= 1, "fit_half_width", "must be >= 1 (three points or more)", cfg.fit_half_width)
-    check(cfg.n_boot >= 100, "n_boot", "must be >= 100", cfg.n_boot)
-    check(0 < cfg.level < 1, "level", "must be in (0, 1)", cfg.level)
-    check(0 < cfg.alpha < 0.5, "alpha", "must be in (0, 0.5)", cfg.alpha)
-    check(cfg.margin > 0, "margin", "must be > 0", cfg.margin)
     check(cfg.learned_over_chance >= 1, "learned_over_chance", "must be >= 1", cfg.learned_over_chance)
     if not run_folders(Path(cfg.results_dir)):
         raise ConfigError(f"results_dir: {cfg.results_dir!r} holds no run folders (train the selection "
