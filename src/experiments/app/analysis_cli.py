@@ -25,6 +25,7 @@ from omegaconf import OmegaConf
 from attention.checks import check
 from experiments.analysis import results as analysis_results
 from experiments.analysis.tables import load, steps_to
+from experiments.analysis.verdicts import quality_profile as qp
 from experiments.analysis.verdicts import top_up
 from experiments.analysis.verdicts.top_up import TwoStage, check_design
 from experiments.store.collect import Incomplete, check_folder, run_folders
@@ -81,6 +82,10 @@ def compose_config(argv: Sequence[str]) -> AnalysisConfig:
                 raise ConfigError(f"{Path(str(cfg.results_dir)) / FOLDER_CONFIG}: {explain(e)}") from None
     check_declared("alike_margin", cfg.alike_margin, "a finite number > 0 (AUC)", lambda x: x > 0)
     check_declared("learned_fraction", cfg.learned_fraction, "a number in (0, 1]", lambda x: 0 < x <= 1)
+    if str(cfg.comparator_learned) not in qp.COMPARATOR_GATES:
+        raise ConfigError(f"comparator_learned: must be one of {', '.join(qp.COMPARATOR_GATES)}, "
+                          f"got {cfg.comparator_learned!r}")
+    check_declared("learned_over_chance", cfg.learned_over_chance, "a number >= 1", lambda x: x >= 1)
     check_alike("", cfg.alike_d_ks, cfg.alike_share)
     if str(cfg.reference_variant) not in load.VARIANTS:
         raise ConfigError(f"reference_variant: unknown variant {cfg.reference_variant!r}; allowed: "
@@ -93,6 +98,8 @@ def compose_config(argv: Sequence[str]) -> AnalysisConfig:
                           primary_task=None if cfg.primary_task is None else str(cfg.primary_task),
                           alike_margin=float(cfg.alike_margin), alike_d_ks=[int(d) for d in cfg.alike_d_ks],
                           alike_share=float(cfg.alike_share), learned_fraction=float(cfg.learned_fraction),
+                          comparator_learned=str(cfg.comparator_learned),
+                          learned_over_chance=float(cfg.learned_over_chance),
                           confirm_seeds_from=None if cfg.confirm_seeds_from is None else int(cfg.confirm_seeds_from),
                           reference_variant=str(cfg.reference_variant), tasks=tasks,
                           two_stage=two_stage_of(cfg.two_stage))
@@ -168,6 +175,8 @@ def load_configured(cfg: AnalysisConfig) -> load.Results:
     return dataclasses.replace(res, declared={"alike_margin": cfg.alike_margin,
                                               "alike_d_ks": list(cfg.alike_d_ks), "alike_share": cfg.alike_share,
                                               "learned_fraction": cfg.learned_fraction,
+                                              "comparator_learned": cfg.comparator_learned,
+                                              "learned_over_chance": cfg.learned_over_chance,
                                               "reference_variant": cfg.reference_variant,
                                               "tasks": {k: dataclasses.asdict(v) for k, v in cfg.tasks.items()},
                                               top_up.RECORD: top_up.stages_of(confirm_record(res.root), cfg.two_stage)})

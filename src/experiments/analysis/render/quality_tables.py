@@ -32,8 +32,9 @@ PAIR = ("additive", "unscaled")
 CAPTIONS = {
     "quality": "Measured at each variant's best lr: additive vs unscaled (and scaled) per d_k",
     "optimism": ("Optimism of the selection seeds: seed-mean val AUC at the chosen rate on the seeds "
-                 "that chose it, on the fresh confirmation seeds, and the difference (> 0: the choice "
-                 "flattered the rate)"),
+                 "that chose it, on the fresh confirmation seeds of stage 1 (a two-stage cell's top-up seeds, "
+                 "trained for the clauses stage 1 left unclear, left out), and the difference (> 0: the "
+                 "choice flattered the rate)"),
     "optimal_lr": "Optimal lr (chosen on validation AUC) per variant × d_k × task",
     "drift": "Drift of the per-seed optimal lr with d_k, beside the Adam-step prediction",
     "sensitivity": ("LR sensitivity (Wortsman et al. 2023): mean of best − achieved val AUC over the "

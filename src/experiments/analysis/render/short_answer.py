@@ -66,7 +66,9 @@ def facts(sections, clauses: pd.DataFrame | None = None) -> dict | None:
     d_ks = sorted({d for c in cells for d in c["alike"]}, reverse=True)
     alike = [dict(d_k=d, shown=sum(c["alike"].get(d, {}).get("shown", False) for c in cells),
                   measured=sum(d in c["alike"] for c in cells)) for d in d_ks]
-    return dict(cells=cells, fixed=fixed, alike=alike, toy=toy, text=[c for c in fixed if c["text"]],
+    margins = {kind: sorted({float(c.margin) for c in quality.cells if (c.name.split("/")[0] in TEXT_TASKS) == text})
+               for kind, text in (("toy", False), ("text", True))}
+    return dict(cells=cells, fixed=fixed, alike=alike, toy=toy, text=[c for c in fixed if c["text"]], margins=margins,
                 wide=wide, wide_ahead=[c for c in wide if c["wide_smallest"][1] > 0],
                 d_stars=[c["d_star"]["est"] for c in cells if c["d_star"]])
 

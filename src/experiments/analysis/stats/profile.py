@@ -28,6 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats as sps
+from statsmodels.stats.power import TTestPower
+from statsmodels.stats.weightstats import ttost_paired
 
 from experiments.analysis.stats.intervals import MIN_SEEDS, mean_ci
 
@@ -57,10 +59,14 @@ def one_sided_p(diff, null: float = 0.0, alternative: str = "greater") -> float:
 
 
 def tost_p(diff, margin: float) -> float:
-    """TOST p-value for |Δ| < margin: the larger of the two one-sided p-values."""
+    """TOST p-value for |Δ| < margin (statsmodels' ttost_paired: the larger of the two one-sided
+    p-values); NaN below MIN_SEEDS finite seeds; where the seeds agree exactly, the sign decides."""
     if not (math.isfinite(margin) and margin > 0):
         raise ValueError(f"margin: must be a positive number, got {margin!r}")
-    return max(one_sided_p(diff, -margin, "greater"), one_sided_p(diff, margin, "less"))
+    x = _clean(diff)
+    if x.size < MIN_SEEDS or np.ptp(x) == 0:
+        return max(one_sided_p(x, -margin, "greater"), one_sided_p(x, margin, "less"))
+    return float(ttost_paired(x, np.zeros_like(x), -margin, margin)[0])
 
 
 def equivalent(diff, margin: float, alpha: float = ALPHA) -> str:
@@ -180,7 +186,8 @@ def _sd_ratios(n: int) -> np.ndarray:
 def tost_power(sd: float, n: int, margin: float, true_diff: float = 0.0, alpha: float = ALPHA) -> float:
     """Probability that TOST declares |Δ| < margin with n paired seeds of spread sd when the
     true mean difference is true_diff: both one-sided t-tests reject. Monte Carlo over the
-    sample sd is avoided: the sd's chi-square law is integrated on a quantile grid."""
+    sample sd is avoided: the sd's chi-square law is integrated on a quantile grid. (statsmodels
+    has TOST's test, not its power; R's PowerTOST computes this exactly with Owen's Q.)"""
     if n < MIN_SEEDS or not (math.isfinite(sd) and sd >= 0):
         return math.nan
     t = sps.t.ppf(1 - alpha, n - 1)
@@ -196,8 +203,7 @@ def tost_power(sd: float, n: int, margin: float, true_diff: float = 0.0, alpha: 
 
 def one_sided_power(sd: float, n: int, effect: float, alpha: float = ALPHA) -> float:
     """Power of the one-sided t-test (H0: Δ <= 0) at a true difference `effect` over n paired
-    seeds of spread sd: noncentral t."""
+    seeds of spread sd (statsmodels' TTestPower: the noncentral t)."""
     if n < MIN_SEEDS or not (math.isfinite(sd) and sd > 0):
         return math.nan
-    t = sps.t.ppf(1 - alpha, n - 1)
-    return float(sps.nct.sf(t, n - 1, effect * math.sqrt(n) / sd))
+    return float(TTestPower().power(effect_size=effect / sd, nobs=n, alpha=alpha, alternative="larger"))

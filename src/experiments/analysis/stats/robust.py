@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from statsmodels.stats.power import TTestPower
 from scipy import stats as sps
 
 from experiments.analysis.stats import profile
@@ -84,10 +85,18 @@ def tost_seeds(sd: float, margin: float, delta: float = 0.0, target: float = 0.8
 
 def one_sided_seeds(sd: float, effect: float, target: float = 0.8, alpha: float = profile.ALPHA) -> int | None:
     """The fewest paired seeds for the one-sided t-test to reach `target` power at a true
-    difference `effect` above its null; None where effect <= 0 or past MOST_SEEDS."""
-    if not effect > 0:
+    difference `effect` above its null (statsmodels' TTestPower.solve_power, rounded up); None where
+    effect <= 0 or past MOST_SEEDS."""
+    if not effect > 0 or not (math.isfinite(sd) and sd > 0):
         return None
-    return fewest_seeds(lambda k: profile.one_sided_power(sd, k, effect, alpha), target)
+    power = lambda k: profile.one_sided_power(sd, k, effect, alpha)  # noqa: E731
+    if power(MIN_SEEDS) >= target:
+        return MIN_SEEDS
+    if not power(MOST_SEEDS) >= target:
+        return None
+    n = math.ceil(TTestPower().solve_power(effect_size=effect / sd, nobs=None, alpha=alpha, power=target,
+                                           alternative="larger") - 1e-9)
+    return n if power(n) >= target else n + 1  # the solver's last digit: the fewest n that reach it
 
 
 def tost_powers(diff, margin: float, target: float = 0.8) -> tuple[float, float, int | None, int | None]:

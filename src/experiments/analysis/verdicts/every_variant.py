@@ -108,13 +108,13 @@ def _row(best: pd.DataFrame, done: pd.DataFrame, variant: str, d_k: int, seeds, 
 
 
 def condition(every: pd.DataFrame, history=None, reference: str = REFERENCE,
-              fraction: float = qp.LEARNED_FRACTION) -> ConditionVariants:
+              fraction: "qp.LearnedRule | float" = qp.LEARNED_FRACTION) -> ConditionVariants:
     """The rows of one condition's summary rows (every lr), one per (variant, d_k) it ran."""
     best = lr_select.at_best(every, history)
     done, broken = diverged.completed(best), diverged.counts(best)
     seeds = sorted(best["seed"].unique())
     d_ks = sorted(int(d) for d in best["d_k"].unique())
-    did, _ = qp.learned(best, d_ks, fraction)
+    did, _ = qp.learned(best, d_ks, qp.as_rule(fraction).fraction)
     # NaN where the reference was never run: no pair, so no Δ
     ref = {d: load.cell_values(done, "accuracy_auc", reference, d, seeds) for d in d_ks}
     task, optimizer = load.conditions(every)[0]

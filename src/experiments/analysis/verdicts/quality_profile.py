@@ -38,6 +38,11 @@ ALIKE_MARGIN = 0.05  # AUC: "alike" within ±this, declared before the data (con
 ALIKE_D_KS = (4, 8)
 ALIKE_SHARE = 1.0
 LEARNED_FRACTION = 0.25  # of the way from chance to scaled's best AUC: a d_k where scaled learned
+# Did a pair's variant learn at a d_k (conf/analysis.yaml comparator_learned)? On its seed-mean final
+# validation accuracy, at least LEARNED_OVER_CHANCE x chance: learning, not speed (an AUC bar shuts
+# out a variant that learned slowly). "auc": the bar scaled's gate uses, as before.
+COMPARATOR_GATES = ("final_accuracy", "auc")
+LEARNED_OVER_CHANCE = 10.0
 # (a, b): Δ = a − b, seed by seed; the first is sub-claim 4's pair, the second its fix. The
 # last sets additive's hidden width apart (d_hidden 64, not d_k): reported, never judged.
 PAIRS = (("additive", "unscaled"), ("scaled", "unscaled"), ("qk_norm", "scaled"), ("mup", "scaled"),
@@ -65,11 +70,28 @@ class Gate:
     top: float
 
 
-def declared(res: load.Results) -> tuple[float, float]:
-    """(alike margin, learned fraction) as conf/analysis.yaml declares them, else the defaults."""
+@dataclass(frozen=True)
+class LearnedRule:
+    """Which d_k enter: scaled's AUC covered `fraction` of the way from chance to its best; and a
+    pair's d_k where besides one of its variants learned, by `comparator` ("final_accuracy": its
+    seed-mean final validation accuracy at least `over_chance` x chance; "auc": scaled's bar)."""
+    fraction: float = LEARNED_FRACTION
+    comparator: str = COMPARATOR_GATES[0]
+    over_chance: float = LEARNED_OVER_CHANCE
+
+
+def as_rule(rule: "LearnedRule | float") -> LearnedRule:
+    """A bare fraction is the rule with the declared comparator gate's defaults."""
+    return rule if isinstance(rule, LearnedRule) else LearnedRule(float(rule))
+
+
+def declared(res: load.Results) -> tuple[float, LearnedRule]:
+    """(alike margin, the learned rule) as conf/analysis.yaml declares them, else the defaults."""
     given = getattr(res, "declared", None) or {}
     return (float(given.get("alike_margin", ALIKE_MARGIN)),
-            float(given.get("learned_fraction", LEARNED_FRACTION)))
+            LearnedRule(float(given.get("learned_fraction", LEARNED_FRACTION)),
+                        str(given.get("comparator_learned", COMPARATOR_GATES[0])),
+                        float(given.get("learned_over_chance", LEARNED_OVER_CHANCE))))
 
 
 def margin_of(res: load.Results, task: str) -> float:
@@ -153,20 +175,31 @@ def learned(best: pd.DataFrame, d_ks, fraction: float) -> tuple[dict[str, list[b
     return out, Gate(bar, chance, fraction, top)
 
 
-def cell_profile(every: pd.DataFrame, history=None, fraction: float = LEARNED_FRACTION,
+def learned_final(best: pd.DataFrame, d_ks, over_chance: float) -> dict[str, list[bool]]:
+    """{variant: per d_k, did its seed-mean final validation accuracy at its best lr (diverged runs
+    at chance) reach over_chance x chance; a chance the runs do not give counts as 0, as scaled's bar
+    takes it}."""
+    means = best.assign(chance=best["chance"].fillna(0.0)).groupby(["attention", "d_k"])[["val_final", "chance"]].mean()
+    return {v: [bool((v, d) in means.index and means.loc[(v, d), "val_final"] >= over_chance * means.loc[(v, d), "chance"])
+                for d in d_ks] for v in sorted(set(best["attention"]))}
+
+
+def cell_profile(every: pd.DataFrame, history=None, fraction: "LearnedRule | float" = LEARNED_FRACTION,
                  name: str = "") -> CellProfile:
     """The profile of one condition's summary rows (every lr); see the module docstring."""
+    rule = as_rule(fraction)
     best = lr_select.at_best(every, history)
     completed = diverged.completed(best)
     seeds = sorted(best["seed"].unique())  # the judged: confirmation seeds where a cell has them
     d_ks = sorted(int(d) for d in best["d_k"].unique())
-    did, gate = learned(best, d_ks, fraction)
+    did, gate = learned(best, d_ks, rule.fraction)
+    cmp = did if rule.comparator == "auc" else learned_final(best, d_ks, rule.over_chance)
     measured = did.get(GATE, [True] * len(d_ks))
     diffs, pair_gate = {}, {}
     for a, b in PAIRS:
         if a in did and b in did:
             diffs[(a, b)] = _auc_matrix(completed, a, d_ks, seeds) - _auc_matrix(completed, b, d_ks, seeds)
-            pair_gate[(a, b)] = [m and (x or y) for m, x, y in zip(measured, did[a], did[b])]
+            pair_gate[(a, b)] = [m and (x or y) for m, x, y in zip(measured, cmp[a], cmp[b])]
     ran = set(best.loc[best["attention"] == GATE, "d_k"].astype(int))
     unrun = [d for d in d_ks if d not in ran] if GATE in did else []
     return CellProfile(name, d_ks, measured, gate, diffs, len(seeds), pair_gate, unrun)
