@@ -1,4 +1,4 @@
-"""The pair gate reads learning (final validation accuracy over chance), not speed: a comparator that
+"""The pair gate reads learning (final validation accuracy, a fraction of the way from chance to scaled's best), not speed: a comparator that
 learned slowly enters; one at chance does not; `comparator_learned=auc` keeps the rule before; a
 wrong value is refused in one line."""
 import subprocess
@@ -19,13 +19,13 @@ def best(final: float, auc: float) -> pd.DataFrame:
 
 def test_slow_learner_passes_the_final_accuracy_gate_not_the_auc_bar():
     slow = best(final=0.577, auc=0.183)
-    assert qp.learned_final(slow, [1024], qp.LEARNED_OVER_CHANCE)["additive"] == [True]
+    assert qp.learned(slow, [1024], qp.LEARNED_FRACTION, "val_final")[0]["additive"] == [True]
     did, gate = qp.learned(slow, [1024], qp.LEARNED_FRACTION)
     assert did["additive"] == [False] and gate.bar > 0.183
 
 
 def test_a_variant_at_chance_stays_out():
-    assert qp.learned_final(best(final=0.05, auc=0.02), [1024], qp.LEARNED_OVER_CHANCE)["additive"] == [False]
+    assert qp.learned(best(final=0.05, auc=0.02), [1024], qp.LEARNED_FRACTION, "val_final")[0]["additive"] == [False]
 
 
 def test_declared_rule_defaults_to_final_accuracy():

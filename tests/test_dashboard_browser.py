@@ -84,11 +84,41 @@ def test_dashboard_in_headless_chromium(tmp_path):
     assert result["chart_points"] > 0
     assert result["rows_filtered"] < result["rows_before"] == result["rows_restored"]
     _assert_first_screen(result["layout"])
+    _assert_clause_table(proc_dom(browser, root, tmp_path), root)
     shot = tmp_path / "dashboard_first_screen.png"
     proc = subprocess.run([browser, *_flags(tmp_path), "--virtual-time-budget=5000", f"--screenshot={shot}",
                            (root / "dashboard.html").resolve().as_uri()], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", proc.stderr[-2000:]
     print(f"first screen at {WIDTH}x{FOLD}: {shot}")
+
+
+def proc_dom(browser: str, root, tmp_path) -> str:
+    url = (root / "dashboard.html").resolve().as_uri() + "#selftest"
+    proc = subprocess.run([browser, *_flags(tmp_path), "--virtual-time-budget=5000", "--dump-dom", url],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout
+
+
+def _assert_clause_table(dom: str, root) -> None:
+    """Every clause of clauses.csv in the page; filtering by a cell and by a variant's name narrows
+    it to that cell's and that variant's rows; a click on estimate's head sorts it, a second click
+    reverses it; the rows come back."""
+    import pandas as pd
+
+    found = re.search(r'<pre id="clause-selftest">(.*?)</pre>', dom, re.S)
+    assert found and found.group(1).strip(), "the clause table's self-test did not run"
+    got = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+    from experiments import report
+
+    assert report.main([f"results_dir={root}"]) == 0  # clauses.csv: the table the page must show
+    clauses = pd.read_csv(root / "clauses.csv")
+    assert got["rows"] == got["total"] == got["restored"] == len(clauses)
+    assert got["rows_cell"] == int((clauses["cell"].astype(str) == got["cell"]).sum()) < len(clauses)
+    assert got["rows_additive"] == int(clauses["clause"].str.lower().str.contains("additive").sum()) > 0
+    assert got["ascending"] is True
+    top = clauses["estimate"].max()
+    assert float(got["first_descending"]) == pytest.approx(top, rel=1e-2)
 
 
 def _assert_first_screen(layout: dict) -> None:

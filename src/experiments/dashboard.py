@@ -1,14 +1,15 @@
 """`python -m experiments.dashboard results_dir=…`: one self-contained ${results_dir}/dashboard.html.
 
-Figures inline (SVG data), a sortable and filterable table of runs, an
-interactive metric-vs-d_k chart and the report's verdicts; opens from file://
-with no server and no network.
+Figures (linked from figures/ where the folder has them, else inline SVG), a sortable and filterable
+table of runs, an interactive metric-vs-d_k chart, the report's verdicts and every clause of them
+(sortable and filterable too); opens from file:// with no server and no network.
 """
 
 from __future__ import annotations
 
 import sys
 
+from experiments.analysis.render import clause_table
 from experiments.analysis.render import dashboard as dashboard_html
 from experiments.analysis.figures import catalog
 from experiments.analysis.tables import load
@@ -19,7 +20,8 @@ from experiments.store.results import atomic_write_text
 
 def run(res: load.Results) -> None:
     rendered, notes = catalog.render(res, formats=("svg",))
-    page = dashboard_html.render(res, verdict_sections.all_sections(res), rendered, notes)
+    sections = verdict_sections.all_sections(res)
+    page = dashboard_html.render(res, sections, rendered, notes, clauses=clause_table.table(sections, res.primary))
     atomic_write_text(res.root / "dashboard.html", page)
     for note in notes:
         print(note)

@@ -85,7 +85,6 @@ def compose_config(argv: Sequence[str]) -> AnalysisConfig:
     if str(cfg.comparator_learned) not in qp.COMPARATOR_GATES:
         raise ConfigError(f"comparator_learned: must be one of {', '.join(qp.COMPARATOR_GATES)}, "
                           f"got {cfg.comparator_learned!r}")
-    check_declared("learned_over_chance", cfg.learned_over_chance, "a number >= 1", lambda x: x >= 1)
     check_alike("", cfg.alike_d_ks, cfg.alike_share)
     if str(cfg.reference_variant) not in load.VARIANTS:
         raise ConfigError(f"reference_variant: unknown variant {cfg.reference_variant!r}; allowed: "
@@ -99,7 +98,6 @@ def compose_config(argv: Sequence[str]) -> AnalysisConfig:
                           alike_margin=float(cfg.alike_margin), alike_d_ks=[int(d) for d in cfg.alike_d_ks],
                           alike_share=float(cfg.alike_share), learned_fraction=float(cfg.learned_fraction),
                           comparator_learned=str(cfg.comparator_learned),
-                          learned_over_chance=float(cfg.learned_over_chance),
                           confirm_seeds_from=None if cfg.confirm_seeds_from is None else int(cfg.confirm_seeds_from),
                           reference_variant=str(cfg.reference_variant), tasks=tasks,
                           two_stage=two_stage_of(cfg.two_stage))
@@ -176,7 +174,6 @@ def load_configured(cfg: AnalysisConfig) -> load.Results:
                                               "alike_d_ks": list(cfg.alike_d_ks), "alike_share": cfg.alike_share,
                                               "learned_fraction": cfg.learned_fraction,
                                               "comparator_learned": cfg.comparator_learned,
-                                              "learned_over_chance": cfg.learned_over_chance,
                                               "reference_variant": cfg.reference_variant,
                                               "tasks": {k: dataclasses.asdict(v) for k, v in cfg.tasks.items()},
                                               top_up.RECORD: top_up.stages_of(confirm_record(res.root), cfg.two_stage)})

@@ -45,10 +45,9 @@ class AnalysisConfig:
     alike_d_ks: list[int] = field(default_factory=lambda: list(ALIKE_D_KS))
     alike_share: float = ALIKE_SHARE
     learned_fraction: float = LEARNED_FRACTION
-    # did a pair's variant learn at a d_k: "final_accuracy" (final validation accuracy >=
-    # learned_over_chance x chance) or "auc" (scaled's AUC bar, the rule before)
+    # did a pair's variant learn at a d_k: "final_accuracy" (its final validation accuracy covered
+    # learned_fraction of the way from chance to scaled's best) or "auc" (scaled's AUC bar, as before)
     comparator_learned: str = "final_accuracy"
-    learned_over_chance: float = 10.0
     # Seeds from this one on are confirmation seeds (experiments.confirm): they never choose
     # a rate, and where a cell has them they alone are judged. None: every seed selects.
     confirm_seeds_from: Optional[int] = 8

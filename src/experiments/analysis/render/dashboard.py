@@ -19,6 +19,7 @@ from pathlib import Path
 from experiments.analysis.lr import select as lr_select
 from experiments.analysis.tables import load
 from experiments.analysis.figures import style
+from experiments.analysis.render import clause_view
 from experiments.analysis.render import every_variant as ev
 from experiments.analysis.render import quick_look
 from experiments.analysis.render import transfer
@@ -199,8 +200,9 @@ def script_json(payload) -> str:
 
 
 def render(res: load.Results, sections: list[Section], rendered: list[Rendered], notes: list[str],
-           answer: str | None = None) -> str:
-    """The page; `answer` is the answer block's HTML, by default the sections' own (answer_html)."""
+           answer: str | None = None, clauses=None) -> str:
+    """The page; `answer` is the answer block's HTML, by default the sections' own (answer_html);
+    `clauses` the clause table (render.clause_table), drawn sortable and filterable below the runs."""
     if answer is None:  # a folder with too few seeds opens with the quick look instead
         answer = "" if quick_look.wanted(res) else answer_html(sections)
     shown = set() if res.summary is None else set(res.summary["attention"])
@@ -226,6 +228,7 @@ def render(res: load.Results, sections: list[Section], rendered: list[Rendered],
 <p id="count"></p>{left_out_html(payload)}
 {chart}
 <div id="runs-wrap"><table id="runs"><thead><tr></tr></thead><tbody></tbody></table></div>
+{clause_view.html(clauses, script_json)}
 <h2>Figures</h2>
 {figures_html([r for r in rendered if r is not answer_figure(rendered)], notes, res.root)}
 <pre id="selftest-result"></pre>

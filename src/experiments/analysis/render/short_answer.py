@@ -44,7 +44,7 @@ def cell_facts(quality, cell, clauses: pd.DataFrame) -> dict:
     cross = cell.crossover
     unscaled_bpc, scaled_bpc = _bits(quality, cell)
     return dict(name=cell.name, text=cell.name.split("/")[0] in TEXT_TASKS, verdict=cell.verdict.value,
-                fix=None if fix is None else dict(answer=fix.answer, d_k=int(fix.d_k), delta=fix.estimate,
+                fix=None if fix is None or pd.isna(fix.d_k) else dict(answer=fix.answer, d_k=int(fix.d_k), delta=fix.estimate,
                                                   lo=fix.lo, hi=fix.hi),
                 alike=dict(sorted(alike.items(), reverse=True)),
                 d_star=None if cross is None or cross.d_star is None else

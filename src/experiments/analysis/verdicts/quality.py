@@ -237,7 +237,8 @@ def _tables(s: pd.DataFrame, history, cells: list[Cell]) -> list[Table]:
     margins = {c: cell.margin for c, cell in zip(conds, cells)}
     tables = [Table("profile", profile_rows, {"margins": margins}), Table("quality", rows),
               *robust_tables(cells)]
-    gain = lr_select.optimism(stage_one_only(lr_select.at_chosen(s, history), conds, cells))
+    stages = {c: cell.stage for c, cell in zip(conds, cells) if cell.stage is not None}
+    gain = lr_select.optimism(top_up.stage_one_only(lr_select.at_chosen(s, history), stages))
     if len(gain):
         tables.append(Table("optimism", frame=gain))
     if lr_select.has_grid(s):
@@ -245,18 +246,6 @@ def _tables(s: pd.DataFrame, history, cells: list[Cell]) -> list[Table]:
                    Table("drift", frame=lr_views.drift_table(s, history)),
                    Table("sensitivity", frame=lr_views.sensitivity_table(s, history))]
     return tables + [Table("britz")]
-
-
-def stage_one_only(chosen: pd.DataFrame, conds, cells: list[Cell]) -> pd.DataFrame:
-    """The runs at the chosen rates less a two-stage cell's top-up seeds: the optimism of the choice
-    is read on the fresh seeds every (variant, d_k) shares (stage 1), as its caption says."""
-    keep = pd.Series(True, index=chosen.index)
-    for (task, optimizer), cell in zip(conds, cells):
-        if cell.stage is None:
-            continue
-        mine = (chosen["task"] == task) & (chosen["optimizer"] == optimizer) & lr_select.confirming(chosen)
-        keep &= ~(mine & ~chosen["seed"].isin(cell.stage.stage_one))
-    return chosen[keep]
 
 
 def robust_tables(cells: list[Cell]) -> list[Table]:

@@ -30,6 +30,8 @@ from experiments.analysis.stats import profile
 from experiments.analysis.stats.intervals import Interval, mean_ci
 from experiments.analysis.tables import diverged
 from experiments.analysis.tables import load
+from experiments.analysis.verdicts.learned import (COMPARATOR_GATES, GATE, LEARNED_FRACTION, Gate,  # noqa: F401
+                                                   LearnedRule, as_rule, learned)
 from experiments.analysis.verdicts.rules import Answer
 
 ALIKE_MARGIN = 0.05  # AUC: "alike" within ±this, declared before the data (conf/analysis.yaml)
@@ -37,18 +39,11 @@ ALIKE_MARGIN = 0.05  # AUC: "alike" within ±this, declared before the data (con
 # at which TOST must hold: declared, never a cutoff estimated from the data (conf/analysis.yaml).
 ALIKE_D_KS = (4, 8)
 ALIKE_SHARE = 1.0
-LEARNED_FRACTION = 0.25  # of the way from chance to scaled's best AUC: a d_k where scaled learned
-# Did a pair's variant learn at a d_k (conf/analysis.yaml comparator_learned)? On its seed-mean final
-# validation accuracy, at least LEARNED_OVER_CHANCE x chance: learning, not speed (an AUC bar shuts
-# out a variant that learned slowly). "auc": the bar scaled's gate uses, as before.
-COMPARATOR_GATES = ("final_accuracy", "auc")
-LEARNED_OVER_CHANCE = 10.0
 # (a, b): Δ = a − b, seed by seed; the first is sub-claim 4's pair, the second its fix. The
 # last sets additive's hidden width apart (d_hidden 64, not d_k): reported, never judged.
 PAIRS = (("additive", "unscaled"), ("scaled", "unscaled"), ("qk_norm", "scaled"), ("mup", "scaled"),
          ("additive_wide", "unscaled"))
 CLAIM_PAIR, FIX_PAIR, WIDE_PAIR = PAIRS[0], PAIRS[1], PAIRS[4]
-GATE = "scaled"  # the variant whose learning decides which d_k enter
 
 
 class Out(Enum):
@@ -60,38 +55,12 @@ class Out(Enum):
 NOT_LEARNED, NEVER_RUN = Out.NOT_LEARNED, Out.NEVER_RUN
 
 
-@dataclass(frozen=True)
-class Gate:
-    """A d_k enters where scaled's seed-mean AUC reaches `bar`: chance plus `fraction` of the way
-    to its best, `top`."""
-    bar: float
-    chance: float
-    fraction: float
-    top: float
-
-
-@dataclass(frozen=True)
-class LearnedRule:
-    """Which d_k enter: scaled's AUC covered `fraction` of the way from chance to its best; and a
-    pair's d_k where besides one of its variants learned, by `comparator` ("final_accuracy": its
-    seed-mean final validation accuracy at least `over_chance` x chance; "auc": scaled's bar)."""
-    fraction: float = LEARNED_FRACTION
-    comparator: str = COMPARATOR_GATES[0]
-    over_chance: float = LEARNED_OVER_CHANCE
-
-
-def as_rule(rule: "LearnedRule | float") -> LearnedRule:
-    """A bare fraction is the rule with the declared comparator gate's defaults."""
-    return rule if isinstance(rule, LearnedRule) else LearnedRule(float(rule))
-
-
 def declared(res: load.Results) -> tuple[float, LearnedRule]:
     """(alike margin, the learned rule) as conf/analysis.yaml declares them, else the defaults."""
     given = getattr(res, "declared", None) or {}
     return (float(given.get("alike_margin", ALIKE_MARGIN)),
             LearnedRule(float(given.get("learned_fraction", LEARNED_FRACTION)),
-                        str(given.get("comparator_learned", COMPARATOR_GATES[0])),
-                        float(given.get("learned_over_chance", LEARNED_OVER_CHANCE))))
+                        str(given.get("comparator_learned", COMPARATOR_GATES[0]))))
 
 
 def margin_of(res: load.Results, task: str) -> float:
@@ -159,31 +128,6 @@ def _auc_matrix(completed: pd.DataFrame, variant: str, d_ks, seeds) -> np.ndarra
     return np.stack([load.cell_values(completed, "accuracy_auc", variant, d, seeds) for d in d_ks], axis=1)
 
 
-def learned(best: pd.DataFrame, d_ks, fraction: float) -> tuple[dict[str, list[bool]], Gate | None]:
-    """({variant: per d_k, did its seed-mean AUC at its best lr (diverged runs at chance) cover
-    `fraction` of the way from chance to scaled's best seed-mean AUC in this cell}, the bar).
-    Every d_k counts as learned where scaled was not run (no bar: None)."""
-    means = best.groupby(["attention", "d_k"])["val_auc"].mean()
-    variants = sorted(set(best["attention"]))
-    if GATE not in variants:
-        return {v: [True] * len(d_ks) for v in variants}, None
-    sc = best[best["attention"] == GATE]
-    chance = float(sc["chance"].mean()) if sc["chance"].notna().any() else 0.0
-    top = float(means[GATE].max())
-    bar = chance + fraction * (top - chance)
-    out = {v: [bool((v, d) in means.index and means[(v, d)] >= bar) for d in d_ks] for v in variants}
-    return out, Gate(bar, chance, fraction, top)
-
-
-def learned_final(best: pd.DataFrame, d_ks, over_chance: float) -> dict[str, list[bool]]:
-    """{variant: per d_k, did its seed-mean final validation accuracy at its best lr (diverged runs
-    at chance) reach over_chance x chance; a chance the runs do not give counts as 0, as scaled's bar
-    takes it}."""
-    means = best.assign(chance=best["chance"].fillna(0.0)).groupby(["attention", "d_k"])[["val_final", "chance"]].mean()
-    return {v: [bool((v, d) in means.index and means.loc[(v, d), "val_final"] >= over_chance * means.loc[(v, d), "chance"])
-                for d in d_ks] for v in sorted(set(best["attention"]))}
-
-
 def cell_profile(every: pd.DataFrame, history=None, fraction: "LearnedRule | float" = LEARNED_FRACTION,
                  name: str = "") -> CellProfile:
     """The profile of one condition's summary rows (every lr); see the module docstring."""
@@ -193,7 +137,7 @@ def cell_profile(every: pd.DataFrame, history=None, fraction: "LearnedRule | flo
     seeds = sorted(best["seed"].unique())  # the judged: confirmation seeds where a cell has them
     d_ks = sorted(int(d) for d in best["d_k"].unique())
     did, gate = learned(best, d_ks, rule.fraction)
-    cmp = did if rule.comparator == "auc" else learned_final(best, d_ks, rule.over_chance)
+    cmp = did if rule.comparator == "auc" else learned(best, d_ks, rule.fraction, "val_final")[0]
     measured = did.get(GATE, [True] * len(d_ks))
     diffs, pair_gate = {}, {}
     for a, b in PAIRS:

@@ -28,6 +28,7 @@ from enum import Enum
 import numpy as np
 import pandas as pd
 
+from experiments.analysis.lr import select as lr_select
 from experiments.analysis.stats import profile, robust
 from experiments.analysis.stats.intervals import MIN_SEEDS
 from experiments.analysis.verdicts import quality_profile as qp
@@ -191,6 +192,17 @@ class Stage:
     design: TwoStage
     stage_one: tuple[int, ...]
     top_ups: tuple[TopUp, ...] = ()
+
+
+def stage_one_only(chosen: pd.DataFrame, stages: dict[tuple[str, str], Stage]) -> pd.DataFrame:
+    """The runs less the top-up seeds of each two-stage (task, optimizer) in `stages`: what the
+    choice's optimism reads, the fresh seeds every (variant, d_k) of a cell shares (stage 1)."""
+    keep = pd.Series(True, index=chosen.index)
+    fresh = lr_select.confirming(chosen)
+    for (task, optimizer), stage in stages.items():
+        mine = (chosen["task"] == task) & (chosen["optimizer"] == optimizer) & fresh
+        keep &= ~(mine & ~chosen["seed"].isin(stage.stage_one))
+    return chosen[keep]
 
 
 def as_record(u: TopUp) -> dict:
