@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from experiments.analysis.render.markdown import section_text
 from experiments.analysis.render.section_words import SectionWords, frame
 from experiments.analysis.verdicts.cost import COST_FACTOR
 from experiments.analysis.verdicts.section import Section
@@ -32,16 +33,7 @@ def _headline(s: Section) -> str:
 
 
 WORDS = SectionWords(
-    claim=("Dot-product is much faster and more space-efficient in practice than additive attention, which "
-           "materialises an [n_q, n_k, d_hidden] tensor."),
-    rule=(f"At the largest n where both are measured, per d_k (forward+backward when measured): a d_k "
-          f"agrees if additive/scaled time ratio ≥ {COST_FACTOR} with additive's fastest repeat slower "
-          f"than scaled's slowest, and memory ratio (XLA's compiled temp bytes) ≥ {COST_FACTOR}; it "
-          "disagrees if either ratio ≤ 1. Holds if every d_k agrees, does not hold if every d_k "
-          "disagrees, inconclusive otherwise. Power: timings are repeats of one benchmark, not seeds; "
-          "the spread of the repeats (fastest against slowest) stands in for it."),
-    brief=(f"At the largest n, additive takes at least {COST_FACTOR}× scaled's time and memory at every "
-           "d_k measured."),
+    **section_text("cost", factor=COST_FACTOR),
     reason=_reason,
     headline=_headline,
     tables=lambda s: [(f"Ratios over scaled ({s.detail.mode})", frame(s.tables[0], COLUMNS))])

@@ -13,6 +13,8 @@ import jinja2
 import pandas as pd
 import tabulate
 
+TEMPLATES = Path(__file__).with_name("templates")  # the reference's wording: one template a section
+
 MAX_ROWS = 15  # the longest table a report shows inline
 TABLES = "tables"  # the pages' folder, beside the report
 
@@ -82,6 +84,18 @@ def num(x, d: int = 3) -> str:
 
 def signed(x, d: int = 3) -> str:
     return "—" if missing(x) else f"{x:+.{d}f}"
+
+
+def say(name: str, **facts) -> str:
+    """One paragraph from templates/<name>: its lines joined by single spaces."""
+    return " ".join(environment(TEMPLATES).get_template(name).render(**facts).split())
+
+
+def section_text(name: str, **facts) -> dict[str, str]:
+    """A section's claim, full rule and one-sentence brief, from templates/sections/<name>.md.j2 (its
+    `{% set %}` blocks), each one paragraph."""
+    module = environment(TEMPLATES).get_template(f"sections/{name}.md.j2").make_module(facts)
+    return {k: " ".join(str(getattr(module, k)).split()) for k in ("claim", "rule", "brief")}
 
 
 def environment(folder: Path) -> jinja2.Environment:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from experiments.analysis.lr import views as lr_views
 from experiments.analysis.lr import whole
 from experiments.analysis.render.clauses import INTERVALS, estimates, reason
+from experiments.analysis.render.markdown import section_text
 from experiments.analysis.render.section_words import SectionWords, ci2, frame, num
 from experiments.analysis.verdicts.at_init import TOL_SLOPE
 from experiments.analysis.verdicts.mup import SATURATED, Blind, BlindSpot
@@ -61,18 +62,7 @@ def _reason(s: Section) -> str:
 
 
 WORDS = SectionWords(
-    claim=("muP: after training q and k are correlated, so the logit scale grows with d_k under 1/√d_k "
-           "and stays flat under 1/d_k, when the width grows with d_k. QK-norm, cosine and ssmax bound or "
-           "re-scale the logits."),
-    rule=(f"Log-log slope of logit std at the end of training vs d_k, fitted per seed; {INTERVALS}. "
-          f"First, can the runs show it: the width must grow with d_k, scaled's saturated share at the "
-          f"largest d_k must stay at or below {SATURATED} at the end, and a clause left unclear must "
-          f"have been able to detect {TOL_SLOPE}; otherwise \"{UNSEEN.value}\", with the reason. Then: holds "
-          f"if scaled's interval lies above {TOL_SLOPE} (grows) and mup's within 0 ± {TOL_SLOPE} (flat); "
-          "does not hold if scaled's lies at or below the threshold or mup's wholly outside its band; "
-          "inconclusive otherwise. The other variants are reported, not judged."),
-    brief=(f"Where the width grows with d_k and attention is not saturated, scaled's trained logit std "
-           f"grows with d_k (log-log slope above {TOL_SLOPE}) and mup's stays flat."),
+    **section_text("mup", intervals=INTERVALS, saturated=SATURATED, tol_slope=TOL_SLOPE, unseen=UNSEEN.value),
     reason=_reason,
     headline=lambda s: "trained logit std log-log slope " + estimates(s.parts, ["scaled", "mup"]),
     tables=lambda s: [("Logit scale before and after training", frame(s.tables[0], COLUMNS))]

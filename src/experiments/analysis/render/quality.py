@@ -7,6 +7,7 @@ from __future__ import annotations
 from experiments.analysis.lr import select as lr_select
 from experiments.analysis.render import quality_robust, quality_tables
 from experiments.analysis.render.clauses import INTERVALS, d_k_list, part_text
+from experiments.analysis.render.markdown import say
 from experiments.analysis.render.section_words import SectionWords
 from experiments.analysis.verdicts import quality_profile as qp
 from experiments.analysis.verdicts import quality_rules, top_up
@@ -18,60 +19,9 @@ CLAIM = ("For small d_k additive and dot-product perform alike; for large d_k ad
          "dot-product.")
 OUT = {qp.NOT_LEARNED: "scaled did not learn there", qp.NEVER_RUN: "scaled was never run there"}
 
-RULE = (
-    "Per task and optimizer, each variant at its own best learning rate per d_k: the lr whose seed-mean "
-    "validation accuracy AUC is highest (test accuracy never used; a diverged run counts at chance, "
-    "1/n_classes from the task config, else the accuracy at the first evaluation; a best lr at an end of "
-    "its grid is flagged edge: low/high). At that lr, on the completed runs (diverged ones are counted, "
-    f"not averaged), seed by seed; {INTERVALS}. The d_k profile: at each d_k the paired Δ AUC of "
-    "additive − unscaled, scaled − unscaled, qk_norm − scaled and mup − scaled. A d_k enters only where "
-    "scaled learned there: its seed-mean AUC covered at least the declared fraction (conf/analysis.yaml: "
-    "learned_fraction) of the way from chance to its best AUC in that cell; a pair's d_k only where, "
-    "besides, one of its two variants learned there: its seed-mean final validation accuracy covered the "
-    "same fraction of the way from chance to scaled's best final accuracy (conf/analysis.yaml "
-    "comparator_learned, declared after the data on an audit: before, it was scaled's AUC bar, which "
-    "reads speed); elsewhere it reads not measured. "
-    "Every test runs at the look's α: "
-    f"{quality_rules.ALPHA:g} with one look; under the two-stage confirmation (conf/analysis.yaml two_stage) "
-    "each look's own (two_stage.alphas, 0.025 and 0.025: Bonferroni over the two looks), the verdict by "
-    "margin below included. "
-    "(a) Additive − unscaled: ahead = a fixed-sequence step-down from the largest d_k (one-sided t-tests "
-    "at α, family-wise α); the crossover d* = where the mean "
-    "profile, linear in log2 d_k, last crosses 0 from below, its interval from inverting the pointwise "
-    "t-test, beside it every stretch of d_k where that interval holds 0 and a bootstrap over seeds; alike = "
-    "TOST (two one-sided tests at α) against the margin declared before the data (conf/analysis.yaml: "
-    "alike_margin, or the task's own, tasks.<task>.alike_margin, which the cell's clauses then name) at each "
-    "of the small d_k declared before the data (alike_d_ks, or tasks.<task>.alike_d_ks) that was swept and "
-    "entered, never below an estimated cutoff, with its power at the measured paired sd, at Δ = 0 and at "
-    "the observed Δ. "
-    "(b) The fix: the smallest d_k from which scaled − unscaled exceeds the margin, by the same "
-    "step-down with the margin as null. A (task, optimizer) holds where additive is ahead over a range "
-    "that includes the largest d_k, alike at the declared share (alike_share) of the declared d_ks judged, "
-    "and scaled ahead of unscaled (null 0) at the largest d_k; does not hold where additive or "
-    "scaled is behind or alike (TOST) at the largest d_k, or the interval lies wholly outside ±margin at "
-    "more than 1 − share of the declared d_ks judged; inconclusive otherwise (a largest d_k, or every "
-    "declared alike d_k, not measured included). Beside each t-test, a sign-flip permutation test of the "
-    "same question (the t-test decides; where the two disagree at 0.05 the cell says so), and the verdict "
-    "recomputed at margins 0.02-0.08 with the exact margins nearest the declared one where it flips. "
-    "(c) The lr view, its own verdict: per variant, the per-seed slope of "
-    "log2(best lr) per doubling of d_k (argmax of that seed's val AUC over the grid; none on a tie, nor "
-    f"where no rate took it past {lr_select.LEARNED_OVER_CHANCE:g} x chance) beside the Adam-step "
-    "prediction (lr.theory: −1 unscaled, −0.5 scaled, 0 mup, none for additive and qk_norm); a drifting "
-    "optimum of scaled is the prediction, not a refutation. Judged on mup alone: holds if its interval "
-    "lies within ±band (the optimum moves by less than half a grid step over the sweep), does not hold "
-    "if wholly outside; not measured without mup runs. Overall: holds if every (task, optimizer) holds, "
-    "does not hold if every one does not, inconclusive otherwise; each is named. Steps to threshold "
-    "(at the best lr) are censored at the budget: Kaplan-Meier over seeds, restricted mean with the "
-    "seeds that reached the threshold. Where a cell has confirmation seeds (conf/analysis.yaml: "
-    "confirm_seeds_from; python -m experiments.confirm), the rate is chosen on the seeds below them and "
-    "every clause is judged on the confirmation seeds alone; the optimism table gives selection − "
-    "confirmation AUC at the chosen rate. Without them, the AUC judged is the one the lr was chosen on, "
-    "so each variant's best is optimistic by a winner's curse of about the same size for variants on the "
-    "same grid.")
-RULE_BRIEF = ("Per task and optimizer, each variant at its best learning rate, read on the d_k profile: "
-              "additive ahead of unscaled from the largest d_k down, alike (TOST at the declared margin) at "
-              "the declared share of the declared small d_ks, and scaled ahead of unscaled at the largest "
-              "d_k.")
+RULE = say("quality_rule.md.j2", intervals=INTERVALS, alpha=f"{quality_rules.ALPHA:g}",
+           lr_over_chance=f"{lr_select.LEARNED_OVER_CHANCE:g}")
+RULE_BRIEF = say("quality_rule_brief.md.j2")
 
 
 def gate_words(gate: qp.Gate | None) -> str:

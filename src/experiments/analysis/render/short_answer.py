@@ -6,14 +6,12 @@ and the report, paragraph by paragraph in HTML for the dashboard)."""
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pandas as pd
 
 from experiments.analysis.render import clause_table
-from experiments.analysis.render.markdown import environment, inline_html, signed
+from experiments.analysis.render.markdown import TEMPLATES, environment, inline_html, signed
 
-TEMPLATES = Path(__file__).with_name("templates")
 TEXT_TASKS = ("charlm",)  # cells scored in bits per character
 ANSWERS = {"yes": "yes", "no": "no", "unclear": "unclear", "few": "too few seeds"}
 
