@@ -36,3 +36,19 @@ def test_every_task_records_its_n_keys():
 def test_too_many_keys_names_task_n_keys():
     with pytest.raises(ValueError, match=r"task\.n_keys: must be <= vocab_size//2 - 1 = 31"):
         TASKS["assoc_recall"].validate(TASKS["assoc_recall"].config_cls(n_keys=40))
+
+
+def test_charlm_n_keys_is_its_window_with_one_run_id():
+    """On text the keys a query attends over are its window: task.n_keys=32 is task.seq_len=32 (the
+    same batches, the same run id), and a bad value is refused under its own name."""
+    spec = TASKS["charlm"]
+    by_keys, by_len = spec.config_cls(n_keys=32, min_context=20), spec.config_cls(seq_len=32, min_context=20)
+    assert spec.n_keys(by_keys) == spec.seq_len(by_keys) == 32
+    a, b = (spec.make_batch(c, jax.random.PRNGKey(0), 2)["tokens"] for c in (by_keys, by_len))
+    assert a.shape == (2, 32) and (a == b).all()
+    fields = lambda c: {"task": {k: getattr(c, k) for k in c.__dataclass_fields__}}
+    assert identity(OmegaConf.create(fields(by_keys))) == identity(OmegaConf.create(fields(by_len)))
+    with pytest.raises(ValueError, match=r"n_keys: must be an integer >= 2"):
+        spec.validate(spec.config_cls(n_keys=1))
+    with pytest.raises(ValueError, match=r"min_context: must be < n_keys = 16"):
+        spec.validate(spec.config_cls(n_keys=16))

