@@ -43,11 +43,13 @@ def where_to_look(results_dir: str) -> str:
     root = Path(results_dir)
     return "\n".join([
         "",
+        *([f"  answer:     {root / 'ANSWER.md'} (the short answer, from the clause table)"]
+          if (root / "ANSWER.md").is_file() else []),
         f"  report:     {root / 'REPORT.md'}",
         f"  dashboard:  {root / 'dashboard.html'} (open it in a browser; works from file://)",
         f"  figures:    {root / 'figures'}/",
         f"  tables:     {root / 'summary.parquet'}, {root / 'history.parquet'}, "
-        f"{root / 'probe.parquet'}, {root / 'cost.parquet'}",
+        f"{root / 'probe.parquet'}, {root / 'cost.parquet'}, {root / 'clauses.csv'} (every verdict's clauses)",
         f"  W&B:        offline runs in {root / 'wandb'}/; upload with "
         f"`wandb sync {root / 'wandb'}/offline-run-*`, or rerun with logger.mode=online",
     ])
