@@ -2,6 +2,7 @@
 sigma_0 alone it says so, and where d_k adds its own effect it says that; the crossover's
 arithmetic at its edges."""
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -101,18 +102,21 @@ def test_report_refuses_a_folder_without_fresh_seeds(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
-def test_committed_reading_is_fresh(tmp_path):
-    """results/init_gain's clauses and README come again from its own tables (no run folders)."""
+FOLDERS = [p for p in ("init_gain", "init_gain_mqar") if (Path(__file__).parents[1] / "results" / p / "clauses.csv").is_file()]
+
+
+@pytest.mark.parametrize("name", FOLDERS)
+def test_committed_reading_is_fresh(tmp_path, name):
+    """A committed control's clauses and README come again from its own tables (no run folders)."""
     import shutil
     import subprocess
     import sys
-    from pathlib import Path
 
-    committed = Path(__file__).parents[1] / "results" / "init_gain"
-    out = tmp_path / "init_gain"
+    committed = Path(__file__).parents[1] / "results" / name
+    out = tmp_path / name
     shutil.copytree(committed, out)
     done = subprocess.run([sys.executable, "-m", "experiments.init_gain_report", f"results_dir={tmp_path / 'none'}",
-                           f"out_dir={out}"], capture_output=True, text=True)
+                           f"out_dir={out}", f"preset={name}"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     for name in ("clauses.csv", "points.csv", "README.md"):
         assert (out / name).read_text() == (committed / name).read_text(), name

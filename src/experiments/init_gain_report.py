@@ -53,7 +53,8 @@ def run(cfg: DictConfig) -> None:
     atomic_write_text(out / "points.csv", pts.to_csv(index=False))
     figure = out / "figures" / figures.NAME
     figures.collapse(pts, table, cfg, figure)
-    readme = render.write(out, table, pts, cfg, figure)
+    cell = f"{fresh['task'].iloc[0]}/{fresh['optimizer'].iloc[0].capitalize()}"
+    readme = render.write(out, table, pts, cfg, figure, cell, str(cfg.preset))
     print(f"init_gain report: {out / 'clauses.csv'}, {out / 'points.csv'}, {figure}, {readme}")
 
 

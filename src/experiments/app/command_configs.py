@@ -83,6 +83,7 @@ class InitGainConfig:
     """The Britz control's reading, declared before its fresh seeds' data (conf/init_gain.yaml)."""
     results_dir: str = "results/init_gain_runs"
     out_dir: str = "results/init_gain"
+    preset: str = "init_gain"  # the experiment= preset that trains results_dir's runs (the README names it)
     confirm_seed_from: int = 4
     confirm_n_seeds: int = 4
     train: List[str] = field(default_factory=list)  # key=value overrides of every confirmation job

@@ -35,10 +35,10 @@ def d_star_table(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def facts(table: pd.DataFrame, pts: pd.DataFrame, cfg) -> dict:
+def facts(table: pd.DataFrame, pts: pd.DataFrame, cfg, cell: str = "", experiment: str = "init_gain") -> dict:
     effect = table[table["clause"] == c.COLLAPSE]
     first = lambda clause, **w: (_rows(table, clause, **w) or [None])[0]  # noqa: E731
-    return {"cfg": cfg, "level_pct": round(100 * (1 - 2 * cfg.alpha)), "n_seeds": int(table["n_seeds"].max()),
+    return {"cfg": cfg, "cell": cell, "experiment": experiment, "level_pct": round(100 * (1 - 2 * cfg.alpha)), "n_seeds": int(table["n_seeds"].max()),
             "d_ks": sorted(int(d) for d in pts["d_k"].unique()),
             "gains": sorted(float(g) for g in pts["gain"].unique()),
             "collapse": {"n": len(effect), "counts": effect["answer"].value_counts().to_dict(),
@@ -55,8 +55,10 @@ def facts(table: pd.DataFrame, pts: pd.DataFrame, cfg) -> dict:
             "d_star_ref": first(c.D_STAR, gain=float(cfg.reference_gain))}
 
 
-def write(out: Path, table: pd.DataFrame, pts: pd.DataFrame, cfg, figure: Path) -> Path:
+def write(out: Path, table: pd.DataFrame, pts: pd.DataFrame, cfg, figure: Path, cell: str = "",
+          experiment: str = "init_gain") -> Path:
+    """README.md in out; `cell` the runs' task/optimizer, `experiment` the preset that trained them."""
     text = environment(TEMPLATES).get_template("README.md.j2").render(
-        f=facts(table, pts, cfg), d_star=d_star_table(table), figure=figure.name, bound=bound)
+        f=facts(table, pts, cfg, cell, experiment), d_star=d_star_table(table), figure=figure.name, bound=bound)
     atomic_write_text(out / "README.md", text)
     return out / "README.md"
