@@ -38,7 +38,7 @@ def test_groups_are_complete():
     assert set(options("task")) <= set(TASKS)
     assert options("optimizer") == sorted(config.OPTIMIZER_SCHEMAS)
     assert options("experiment") == ["answer", "answer_text", "answer_vector", "answer_wide", "claim_full",
-                                     "claim_medium", "claim_quick", "init_gain", "mqar_zoology", "mup_width",
+                                     "claim_medium", "claim_quick", "init_gain", "init_gain_mqar", "mqar_zoology", "mup_width",
                                      "quality", "quality_quick", "temperature"]
 
 
