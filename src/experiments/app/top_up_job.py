@@ -75,7 +75,7 @@ def first_look(runs: pd.DataFrame, history, given: dict, task: str, seed_from: i
     and stage-1 seeds."""
     res = SimpleNamespace(declared=given)  # what quality_profile's declared readers take
     every = load.with_phase(runs[runs["status"] != "failed"], seed_from)
-    p = qp.cell_profile(every, history, float(given["learned_fraction"]), name)
+    p = qp.cell_profile(every, history, qp.declared(res)[1], name)  # the declared rule, its comparator gate too
     margin = qp.margin_of(res, task)
     return quality.profile_parts(p, margin, qp.alike_rule_of(res, task), alpha)[0], p, margin
 

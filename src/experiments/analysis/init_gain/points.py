@@ -1,5 +1,6 @@
-"""The control's runs as points (variant, d_k, gain): each point's rate chosen on the selection
-seeds by the reference's rule (analysis.lr.select), and the fresh seeds' AUC and sigma_0 at it."""
+"""The control's runs as points (variant, d_k, gain): labelled so that the reference's rule
+(app.confirm_job.chosen_rates, on analysis.lr.select) chooses each point's rate, and the fresh
+seeds' AUC and sigma_0 at it."""
 from __future__ import annotations
 
 import numpy as np
@@ -17,14 +18,6 @@ def labelled(summary: pd.DataFrame) -> pd.DataFrame:
     gain = summary[GAIN].astype(float) if GAIN in summary else pd.Series(1.0, index=summary.index)
     return summary.assign(variant=summary["attention"], gain=gain,
                           attention=summary["attention"] + "@" + gain.map("{:.6g}".format))
-
-
-def chosen_rates(summary: pd.DataFrame, confirm_seed_from: int) -> pd.DataFrame:
-    """Per point: best_lr on the seeds below confirm_seed_from, its seed-mean AUC and edge flag."""
-    runs = labelled(summary[summary["seed"] < confirm_seed_from])
-    best = select.best_lrs(select.scored(runs))
-    return best.assign(variant=best["attention"].str.split("@").str[0],
-                       gain=best["attention"].str.split("@").str[1].astype(float))
 
 
 def fresh(summary: pd.DataFrame, history: pd.DataFrame | None, confirm_seed_from: int) -> pd.DataFrame:
