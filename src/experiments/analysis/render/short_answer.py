@@ -42,6 +42,7 @@ def cell_facts(quality, cell, clauses: pd.DataFrame) -> dict:
     cross = cell.crossover
     unscaled_bpc, scaled_bpc = _bits(quality, cell)
     return dict(name=cell.name, text=cell.name.split("/")[0] in TEXT_TASKS, verdict=cell.verdict.value,
+                margin=float(cell.margin),
                 fix=None if fix is None or pd.isna(fix.d_k) else dict(answer=fix.answer, d_k=int(fix.d_k), delta=fix.estimate,
                                                   lo=fix.lo, hi=fix.hi),
                 alike=dict(sorted(alike.items(), reverse=True)),
@@ -64,8 +65,7 @@ def facts(sections, clauses: pd.DataFrame | None = None) -> dict | None:
     d_ks = sorted({d for c in cells for d in c["alike"]}, reverse=True)
     alike = [dict(d_k=d, shown=sum(c["alike"].get(d, {}).get("shown", False) for c in cells),
                   measured=sum(d in c["alike"] for c in cells)) for d in d_ks]
-    margins = {kind: sorted({float(c.margin) for c in quality.cells if (c.name.split("/")[0] in TEXT_TASKS) == text})
-               for kind, text in (("toy", False), ("text", True))}
+    margins = {kind: sorted({c["margin"] for c in cells if c["text"] == text}) for kind, text in (("toy", False), ("text", True))}
     return dict(cells=cells, fixed=fixed, alike=alike, toy=toy, text=[c for c in fixed if c["text"]], margins=margins,
                 wide=wide, wide_ahead=[c for c in wide if c["wide_smallest"][1] > 0],
                 d_stars=[c["d_star"]["est"] for c in cells if c["d_star"]])
