@@ -100,6 +100,27 @@ def test_bilinear_rows_equal_attention_layer(name, n_heads):
     assert not np.allclose(other[1], attention_layer(spec, layer, h, query_idx)[1], atol=1e-3)
 
 
+@pytest.mark.parametrize("c", [1.0, 0.3])
+@pytest.mark.parametrize("n_heads", [1, 2])
+def test_rms_normed_rows_equal_attention_layer(c, n_heads):
+    """attention.qk_rms: bilinear_rows normalises the keys from W_k's Gram matrix, never forming
+    them; the same rows as attention_layer's, which normalises the keys it forms."""
+    spec = _spec("temperature", n_heads, c=c, alpha=0.5, qk_rms=True)
+    layer = init_model(spec, jax.random.PRNGKey(0))["layers"][0]
+    h = 3 * jax.random.normal(jax.random.PRNGKey(1), (3, 10, spec.d_model)) + 0.3
+    query_idx = jnp.array([[2, 9], [0, 5], [9, 9]])
+    got, want = bilinear_rows(spec, layer, h, query_idx), attention_layer(spec, layer, h, query_idx)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(np.asarray(a, np.float32), np.asarray(b, np.float32), rtol=2e-5, atol=2e-5)
+    assert float(bilinear_factor(spec, layer)) == pytest.approx(c / np.sqrt(spec.d_k), rel=1e-7)
+    # normalised: the logits do not grow with W_k, unlike the plain score's
+    plain = bilinear_rows(spec._replace(attention_options=(("alpha", 0.5), ("c", c))), layer, h, query_idx)
+    bigger = {**layer, "w_k": 10 * layer["w_k"]}
+    np.testing.assert_allclose(bilinear_rows(spec, bigger, h, query_idx)[1], got[1], rtol=1e-4, atol=1e-5)
+    assert not np.allclose(plain[1], got[1], atol=1e-3)
+    assert float(jnp.abs(got[1]).max()) <= c * np.sqrt(spec.d_k) + 1e-4  # |q^.k^| <= d_k
+
+
 @pytest.mark.parametrize("name,options", [(n, {}) for n in FACTORED] + [("additive", {"d_hidden": 5})])
 @pytest.mark.parametrize("n_heads", [1, 2])
 def test_factored_rows_equal_attention_layer(name, options, n_heads):

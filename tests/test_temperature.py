@@ -13,6 +13,7 @@ import pytest
 from test_lanes import compose_train
 
 import attention
+from attention.temperature import RMS_EPS
 from experiments import train
 from experiments.store import results
 
@@ -41,15 +42,16 @@ def test_the_named_variants_are_points_of_the_family(d_k):
 
 
 @pytest.mark.slow
-def test_each_multiplier_lane_is_the_run_trained_alone(tmp_path):
+@pytest.mark.parametrize("extra", [(), ("attention.qk_rms=true",)])
+def test_each_multiplier_lane_is_the_run_trained_alone(tmp_path, extra):
     """A grid of multipliers as lanes of one program: each lane has the run id, and the very
-    numbers, of the run trained alone at its attention.c."""
+    numbers, of the run trained alone at its attention.c (with q and k RMS-normed too)."""
     grid = [0.25, 4.0]
     lanes = train.run(compose_train("attention=temperature", *ONE_LAYER, f"attention.c_grid=[{grid[0]},{grid[1]}]",
-                                    f"results_dir={tmp_path / 'grid'}"))
+                                    *extra, f"results_dir={tmp_path / 'grid'}"))
     assert [s["n_seeds_vmapped"] for s in lanes] == [2, 2]
     for c, lane in zip(grid, lanes):
-        [alone] = train.run(compose_train("attention=temperature", *ONE_LAYER, f"attention.c={c}",
+        [alone] = train.run(compose_train("attention=temperature", *ONE_LAYER, f"attention.c={c}", *extra,
                                           f"results_dir={tmp_path / 'alone'}"))
         assert lane["run_id"] == alone["run_id"]
         read = lambda root: pd.read_parquet(results.run_dir(root, alone["run_id"]) / "history.parquet")
@@ -101,6 +103,34 @@ def test_log_n_multiplies_the_logits_by_ln_n():
     for bad in (1, 2.5, True):
         with pytest.raises(ValueError, match="attention.log_n"):
             attention.VARIANTS["temperature"].check({"c": 1.0, "alpha": 0.5, "log_n": bad})
+
+
+def test_qk_rms_scores_normalised_vectors():
+    """attention.qk_rms: c q^.k^ / sqrt(d_k) with q^, k^ of root mean square 1, whatever the size of
+    q and k; off, the plain score; a non-boolean is refused."""
+    d_k = 16
+    q = 5 * jax.random.normal(jax.random.PRNGKey(0), (3, 5, d_k))
+    k = 0.1 * jax.random.normal(jax.random.PRNGKey(1), (3, 7, d_k))
+    unit = lambda x: x / np.sqrt((np.asarray(x) ** 2).mean(-1, keepdims=True) + RMS_EPS)
+    got = attention.scores("temperature", {}, q, k, c=1.36, qk_rms=True)
+    want = 1.36 / np.sqrt(d_k) * np.einsum("bqd,bkd->bqk", unit(q), unit(k))
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(attention.scores("temperature", {}, 3 * q, k, c=1.36, qk_rms=True), got,
+                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(attention.scores("temperature", {}, q, k, qk_rms=False),
+                                  attention.scores("temperature", {}, q, k))
+    with pytest.raises(ValueError, match="attention.qk_rms"):
+        attention.VARIANTS["temperature"].check({"c": 1.0, "alpha": 0.5, "qk_rms": "yes"})
+
+
+def test_qk_rms_off_keeps_every_run_id():
+    """A run from before attention.qk_rms existed keeps its id at qk_rms=false."""
+    cfg = compose_train("attention=temperature", *ONE_LAYER)
+    before = results.run_id(cfg)
+    cfg.attention.qk_rms = True
+    assert results.run_id(cfg) != before
+    cfg.attention.qk_rms = False
+    assert results.run_id(cfg) == before and "qk_rms" not in results.identity(cfg)["attention"]
 
 
 def test_pruning_compares_rates_within_each_multiplier():

@@ -32,7 +32,8 @@ LATER_KEYS = {("train", "stop_at_threshold"): False, ("model", "width"): "fixed"
               ("model", "reassociate"): False, ("task", "distinct_values"): False,
               ("task", "head"): "value_half", ("model", "positions"): False,
               ("model", "mlp"): 0, ("task", "n_keys"): None,
-              ("attention", "log_n"): None, ("model", "qk_init_gain"): 1.0}
+              ("attention", "log_n"): None, ("model", "qk_init_gain"): 1.0,
+              ("attention", "qk_rms"): False}
 FINISHED = ("completed", "diverged")
 RUN_FILES = ("config.yaml", "history.parquet", "summary.json")
 PACKAGES = ("jax", "jaxlib", "optax", "hydra-core", "wandb", "pandas", "numpy")

@@ -17,6 +17,7 @@ import jax
 import jax.numpy as jnp
 
 import attention
+from attention.temperature import RMS_EPS, rms_unit
 from experiments.training.blocks import causal_mask, layer_norm, split_heads
 from experiments.training.spec import ModelSpec
 
@@ -50,7 +51,24 @@ def bilinear_factor(spec: ModelSpec, layer):
     query against itself (a scalar of the model's dtype)."""
     unit = jnp.zeros((1, spec.d_k), jnp.dtype(spec.dtype)).at[0, 0].set(1)
     head0 = jax.tree_util.tree_map(lambda a: a[0], layer["attn"])
-    return attention.scores(spec.attention, head0, unit, unit, **spec.options)[0, 0]
+    # the factor of the normalised vectors: bilinear_rows normalises them itself
+    options = {**spec.options, "qk_rms": False} if _rms_normed(spec) else spec.options
+    return attention.scores(spec.attention, head0, unit, unit, **options)[0, 0]
+
+
+def _rms_normed(spec: ModelSpec) -> bool:
+    """The score is c q^.k^ of q and k over their root mean square (attention.qk_rms)."""
+    return bool(spec.options.get("qk_rms", False))
+
+
+def _key_rms(x, w_k):
+    """Each position's key root mean square per head, sqrt(x_t.(W_k W_k^T) x_t / d_k + eps), from
+    W_k's Gram matrix per head (B, H, 1, T) in float32: the keys themselves are never formed."""
+    w32 = w_k.astype(jnp.float32)  # (d_model, H, d_k)
+    gram = jnp.einsum("dhe,fhe->hdf", w32, w32)  # (H, d_model, d_model)
+    x32 = x.astype(jnp.float32)
+    mean_sq = jnp.einsum("btd,hdf,btf->bht", x32, gram, x32) / w_k.shape[-1]
+    return jnp.sqrt(mean_sq + RMS_EPS)[:, :, None, :]
 
 
 def score_scale(spec: ModelSpec, params):
@@ -101,8 +119,12 @@ def bilinear_rows(spec: ModelSpec, layer, h, query_idx, scale=None):
     """
     x, q, w_k, w_v, mask = _factored_inputs(spec, layer, h, query_idx)
     scale = bilinear_factor(spec, layer) if scale is None else scale.astype(x.dtype)
+    q = rms_unit(q) if _rms_normed(spec) else q
     u = jnp.einsum("bhqe,dhe->bhqd", q, w_k)  # (B, H, n_q, d_model): W_k q
-    logits = jnp.einsum("bhqd,btd->bhqt", u, x) * scale  # (B, H, n_q, T)
+    dots = jnp.einsum("bhqd,btd->bhqt", u, x)
+    if _rms_normed(spec):  # q^.k^ = (W_k q^).x_t / rms(k_t)
+        dots = (dots.astype(jnp.float32) / _key_rms(x, w_k)).astype(x.dtype)
+    logits = dots * scale  # (B, H, n_q, T)
     return _pooled_output(spec, layer, h, query_idx, x, w_v, logits, mask)
 
 
