@@ -6,10 +6,19 @@
 # estimated optimum c* and at c = 1; then the tables and the report. Interrupted? Run it again:
 # finished runs are skipped.
 #   RESULTS=results/temperature_runs bash scripts/temperature_study.sh
+# An arm with its own cells in its preset (EXPERIMENT=temperature_qk_rms: q and k RMS-normed) trains
+# those cells, then the same confirmation and report.
 set -euo pipefail
 RESULTS=${RESULTS:-results/temperature_runs}
 ONLY=${ONLY:-}  # "selection": stop after the grid and the learned temperature
-train() { python -m experiments.train -m experiment=temperature results_dir="$RESULTS" "$@"; }
+EXPERIMENT=${EXPERIMENT:-temperature}
+train() { python -m experiments.train -m experiment="$EXPERIMENT" results_dir="$RESULTS" "$@"; }
+if [ "$EXPERIMENT" != temperature ]; then
+  train
+  [ "$ONLY" = selection ] && exit 0
+  python -m experiments.temperature_confirm results_dir="$RESULTS"
+  exec bash "$(dirname "$0")/regenerate.sh" "$RESULTS"
+fi
 for n in 4 16 64; do
   train task.n_keys=$n d_k=4,16,64
   train task.n_keys=$n d_k=4,16,64 attention=learned_temperature

@@ -120,3 +120,27 @@ def test_a_cell_that_did_not_learn_is_not_measured_and_the_views_render(tmp_path
     table_rows = [line for line in readme.splitlines() if line.startswith("| assoc_recall")]
     assert len(table_rows) == len(peaks) and all(line.count("|") == 5 for line in table_rows)  # four columns
     assert "{{" not in readme and "{{" not in written["REPORT.md"].read_text()
+
+
+@pytest.mark.parametrize("published_c, want", [(1.0, "inside c*'s interval"), (8.0, "above c*'s interval"),
+                                               (0.05, "below c*'s interval")])
+def test_a_published_point_is_read_against_c_star_where_its_normalisation_ran(tmp_path, published_c, want):
+    """A declared published point reads against c*'s interval at its d_k, only in cells whose runs
+    share its normalisation (attention.qk_rms); the views say it."""
+    peaks = {(16, 4): 1.0, (16, 16): 1.0, (64, 4): 1.0}
+    summary, record = _study(peaks, {k: 0.0 for k in peaks})
+    point = {"name": "a paper's scale", "c": published_c, "d_k": 4, "qk_rms": True}
+    cfg = OmegaConf.merge(CFG, {"published_points": [point]})
+    runs = grid.runs_of(summary, 100)
+    plain, _, _ = clauses.clause_table(runs, record, cfg)
+    assert not (plain["clause"] == clauses.PUBLISHED).any()  # the runs were not RMS-normed
+    runs = grid.runs_of(summary.assign(**{"attention.qk_rms": True}), 100)
+    table, opt, fits = clauses.clause_table(runs, record, cfg)
+    rows = table[table["clause"] == clauses.PUBLISHED]
+    assert sorted(rows["n_keys"]) == [16, 64] and (rows["d_k"] == 4).all() and (rows["answer"] == want).all()
+    assert clauses.cells_rms_normed(runs) == {("assoc_recall", n, d) for n, d in peaks}
+    opt = opt.assign(sigma0_at_1=1.0, sigma0_at_c_star=opt["c_star"])
+    figs = {k: tmp_path / v for k, v in {"optimum": "a.png", "curves": "b.png", "learned": "c.png",
+                                         "sigma0": "d.png"}.items()}
+    written = render.write(tmp_path, table, opt, fits, pd.DataFrame({"wall_s": [1.0]}), [3e-3], cfg, figs, qk_rms=True)
+    assert written["README.md"].read_text().count(want) == 2  # one line a cell at d_k 4

@@ -76,7 +76,9 @@ def run(cfg: DictConfig) -> None:
         figures.curves(chosen, opt, task, paths["curves"])
     figures.learned(table, opt, paths["learned"])
     figures.sigma0(opt, paths["sigma0"])
-    written = render.write(root, table, opt, fits, wall, runs["lr"].dropna().unique(), cfg, paths)
+    normed = clauselib.cells_rms_normed(runs)
+    qk_rms = bool(normed) and normed == {tuple(o[k] for k in grid.CELL) for _, o in opt.iterrows()}
+    written = render.write(root, table, opt, fits, wall, runs["lr"].dropna().unique(), cfg, paths, qk_rms)
     print(f"temperature report: {', '.join(str(p) for p in written.values())}")
 
 

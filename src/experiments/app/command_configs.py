@@ -4,7 +4,7 @@ that a typo or a wrong type fails at composition, naming the key."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import List, Optional
+from typing import Any, Dict, List, Optional
 
 from experiments.training.prune import PruneRule
 
@@ -73,6 +73,8 @@ class TemperatureConfig:
     margin: float = 0.02
     alpha: float = 0.05
     learned_over_chance: float = 10.0
+    # published multipliers to read against c* (name, c of the paper's 1/sqrt(d_k), d_k, qk_rms)
+    published_points: List[Dict[str, Any]] = field(default_factory=list)
     # the plan's pilot: seconds per lane-step at the pilot's sequence length (the projection of each cell)
     pilot_s_per_lane_step: float = 0.0016
     pilot_seq_len: int = 129

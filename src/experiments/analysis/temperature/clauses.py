@@ -16,6 +16,7 @@ COLUMNS = ["task", "n_keys", "d_k", "clause", "n_seeds", "estimate", "lo", "hi",
            "power", "power_at_zero", "answer", "look"]
 NOT_MEASURED = "not measured"
 C_STAR, PAPER, LEARNED, GAMMA, B = "c_star", "paper_amount", "learned_temperature", "gamma", "b"
+PUBLISHED = "published_point"
 
 
 def optima(runs: pd.DataFrame, chosen: pd.DataFrame, cfg) -> tuple[pd.DataFrame, dict]:
@@ -123,12 +124,40 @@ def learned_rows(runs: pd.DataFrame, opt: pd.DataFrame) -> list[dict]:
     return out
 
 
+def cells_rms_normed(runs: pd.DataFrame) -> set[tuple]:
+    """The cells whose grid runs all had q and k RMS-normed (attention.qk_rms)."""
+    grid_runs = runs[runs["attention"] == grid.GRID_VARIANT]
+    flag = grid_runs["attention.qk_rms"] if "attention.qk_rms" in grid_runs else pd.Series(False, index=grid_runs.index)
+    normed = flag.fillna(False).astype(bool).groupby([grid_runs[k] for k in grid.CELL]).all()
+    return {cell for cell, ok in normed.items() if ok}
+
+
+def published_rows(runs: pd.DataFrame, opt: pd.DataFrame, cfg) -> list[dict]:
+    """Per declared published point (conf/temperature.yaml published_points) and cell of its d_k
+    and normalisation: its multiplier against the cell's c* interval."""
+    normed, out = cells_rms_normed(runs), []
+    for point in cfg.get("published_points") or []:
+        for _, o in opt[opt["d_k"] == int(point["d_k"])].iterrows():
+            cell = tuple(o[k] for k in grid.CELL)
+            if (cell in normed) != bool(point.get("qk_rms", False)):
+                continue
+            c = float(point["c"])
+            said = (NOT_MEASURED if not o["learned"] else "inside c*'s interval"
+                    if law.consistent(o["c_star_lo"], o["c_star_hi"], c) else
+                    "above c*'s interval" if c > o["c_star_hi"] else "below c*'s interval")
+            out.append({**dict(zip(grid.CELL, cell)), "clause": PUBLISHED, "n_seeds": o["n_seeds"], "estimate": c,
+                        "lo": o["c_star_lo"], "hi": o["c_star_hi"], "test": f"{point['name']} against c*'s interval",
+                        "answer": said, "look": "selection", "c_star": o["c_star"]})
+    return out
+
+
 def clause_table(runs: pd.DataFrame, record: dict, cfg) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """(clauses, optima per cell, the law's fits per task)."""
     chosen = grid.chosen_rates(runs)
     opt, draws = optima(runs, chosen, cfg)
     laws, fits = law_rows(opt, draws, cfg)
-    rows = optimum_rows(opt) + confirmation_rows(runs, opt, record, cfg) + laws + learned_rows(runs, opt)
+    rows = (optimum_rows(opt) + confirmation_rows(runs, opt, record, cfg) + laws + learned_rows(runs, opt)
+            + published_rows(runs, opt, cfg))
     table = pd.DataFrame(rows)
     for col in COLUMNS:
         if col not in table:

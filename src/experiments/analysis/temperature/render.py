@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import tabulate
 
-from experiments.analysis.temperature.clauses import B, GAMMA, LEARNED, NOT_MEASURED, PAPER
+from experiments.analysis.temperature.clauses import B, GAMMA, LEARNED, NOT_MEASURED, PAPER, PUBLISHED
 from experiments.analysis.render.markdown import missing as _nan, environment as markdown_env, num as _num
 from experiments.store.results import atomic_write_text
 
@@ -30,7 +30,7 @@ def markdown(df: pd.DataFrame) -> str:
 
 
 def facts(clauses: pd.DataFrame, opt: pd.DataFrame, fits: pd.DataFrame, walls: pd.DataFrame, cfg,
-          rates: list[float]) -> dict:
+          rates: list[float], qk_rms: bool = False) -> dict:
     """Every number the templates say, by name."""
     paper = clauses[clauses["clause"] == PAPER]
     measured = paper[paper["answer"] != NOT_MEASURED]
@@ -56,7 +56,9 @@ def facts(clauses: pd.DataFrame, opt: pd.DataFrame, fits: pd.DataFrame, walls: p
             "not_learned": opt[~opt["learned"]][["task", "n_keys", "d_k", "best_final_val_accuracy"]].to_dict("records"),
             "sigma0_min": opt.loc[opt["learned"], "sigma0_at_c_star"].min(),
             "sigma0_max": opt.loc[opt["learned"], "sigma0_at_c_star"].max(),
-            "wall_h": walls["wall_s"].sum() / 3600}
+            "wall_h": walls["wall_s"].sum() / 3600, "qk_rms": qk_rms,
+            "published": clauses[clauses["clause"] == PUBLISHED].sort_values(["test", "task", "n_keys"]).to_dict("records"),
+            "experiment": "temperature_qk_rms" if qk_rms else "temperature"}
 
 
 def answer_table(clauses: pd.DataFrame, opt: pd.DataFrame) -> pd.DataFrame:
@@ -77,8 +79,10 @@ def figure_data(path: Path) -> str:
     return "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode() if path.is_file() else ""
 
 
-def write(root: Path, clauses, opt, fits, walls, chosen_rates_grid, cfg, figures: dict[str, Path]) -> dict[str, Path]:
-    env, f = _env(), facts(clauses, opt, fits, walls, cfg, sorted(float(x) for x in chosen_rates_grid))
+def write(root: Path, clauses, opt, fits, walls, chosen_rates_grid, cfg, figures: dict[str, Path],
+          qk_rms: bool = False) -> dict[str, Path]:
+    """qk_rms: every cell's runs had q and k RMS-normed (the published-point arm)."""
+    env, f = _env(), facts(clauses, opt, fits, walls, cfg, sorted(float(x) for x in chosen_rates_grid), qk_rms)
     tables = {"answer": markdown(answer_table(clauses, opt)),
               "optimum": markdown(opt[["task", "n_keys", "d_k", "c_star", "c_star_lo", "c_star_hi", "where",
                                        "best_final_val_accuracy", "final_at_1_selection", "auc_at_1_selection", "best_val_auc",
