@@ -23,13 +23,16 @@ from experiments.analysis.render import clause_view
 from experiments.analysis.render import every_variant as ev
 from experiments.analysis.render import quick_look
 from experiments.analysis.render import transfer
-from experiments.analysis.render.dashboard_js import CSS, JS
 from experiments.analysis.figures.catalog import Rendered
 from experiments.analysis.render import short_answer
 from experiments.analysis.render.markdown import inline_html
 from experiments.analysis.render.answer import answer_lines
 from experiments.analysis.render.words import CSS_CLASS, headline, notes, reason, rule, verdict_words
 from experiments.analysis.verdicts.section import Section
+
+# the page's stylesheet and script, files beside the templates, inlined (no CDN: it opens from file://)
+_STATIC = Path(__file__).with_name("templates")
+CSS, JS = ("\n" + (_STATIC / name).read_text() for name in ("dashboard.css", "dashboard.js"))
 
 RUN_COLUMNS = ["run_id", "attention", "d_k", "seed", "task", "optimizer", "lr", "experiment", "status",
                "diverged_at_step", "test_accuracy", "final_val_accuracy", "steps_to_threshold", "accuracy_auc",

@@ -1,34 +1,3 @@
-"""The dashboard's stylesheet and script, inlined into the page (no CDN, works from file://)."""
-
-CSS = """
-body{font:14px/1.4 system-ui,sans-serif;margin:0 auto;max-width:1280px;padding:0 16px;color:#222}
-h1{font-size:22px} h2{font-size:18px;margin-top:28px;border-bottom:1px solid #ddd}
-table{border-collapse:collapse;font-size:12px} th,td{padding:3px 8px;border-bottom:1px solid #eee;text-align:left}
-th{background:#f5f5f5;position:sticky;top:0} th button{all:unset;cursor:pointer;font-weight:600}
-.v-holds{color:#1a7f37;font-weight:600} .v-does{color:#cf222e;font-weight:600} .v-inconclusive{color:#9a6700;font-weight:600} .v-not{color:#57606a;font-weight:600}
-#filters fieldset{display:inline-block;vertical-align:top;margin:4px;border:1px solid #ddd}
-#runs-wrap{max-height:480px;overflow:auto;border:1px solid #ddd}
-figure{margin:12px 0} figure img{max-width:100%;border:1px solid #eee} figcaption{font-weight:600}
-figcaption small{font-weight:400;color:#57606a}
-#tip{position:fixed;pointer-events:none;background:#222;color:#fff;padding:4px 6px;border-radius:3px;font-size:12px;display:none}
-.swatch{display:inline-block;width:10px;height:10px;margin-right:4px;border-radius:2px}
-tr.diverged td{background:#fdecea} tr.diverged td.status{color:#cf222e;font-weight:600}
-header{display:flex;align-items:baseline;gap:16px;flex-wrap:wrap;border-bottom:1px solid #ddd;margin-bottom:8px}
-header h1{margin:10px 0 6px} .sub{color:#57606a;font-size:12px}
-#first-screen{display:flex;gap:24px;align-items:flex-start;flex-wrap:wrap}
-#answer-figure{flex:0 1 auto;max-width:62%;margin:0}
-#answer-figure img{display:block;width:auto;height:auto;max-width:100%;max-height:calc(100vh - 150px)}
-#verdicts-box{flex:1 1 380px;min-width:0;font-size:.85em;line-height:1.3} #verdicts-box h2{margin-top:0} #answer p{margin:.3em 0} #answer table.ql{font-size:.85em}
-#verdict-lines{list-style:none;padding:0;margin:0} #verdict-lines li{padding:5px 0;border-bottom:1px solid #eee}
-.claim{font-weight:600} .key{font-size:13px;font-variant-numeric:tabular-nums;color:#333}
-#rules{margin:10px 0} #rules summary{cursor:pointer;color:#0969da}
-#verdicts{table-layout:fixed;width:100%} #verdicts td{vertical-align:top;overflow-wrap:anywhere}
-#quick-look h2{margin-top:8px} .ql-cond{display:flex;flex-wrap:wrap;gap:4px 28px} .caption{font-weight:600;margin:4px 0}
-table.ql td:not(:first-child){text-align:right;font-variant-numeric:tabular-nums}
-#selftest-result{white-space:pre-wrap;overflow-wrap:anywhere}
-"""
-
-JS = r"""
 (function () {
   "use strict";
   const DATA = JSON.parse(document.getElementById("dashboard-data").textContent);
@@ -297,4 +266,3 @@ JS = r"""
   if (DATA.conditions.length) { buildChoices(); buildFilters(); buildMetricSelect(); update(); }
   window.addEventListener("load", () => { if (location.hash === "#selftest") selfTest(); });
 })();
-"""
