@@ -138,7 +138,7 @@ def published_rows(runs: pd.DataFrame, opt: pd.DataFrame, cfg) -> list[dict]:
     normed, out = cells_rms_normed(runs), []
     for point in cfg.get("published_points") or []:
         for _, o in opt[opt["d_k"] == int(point["d_k"])].iterrows():
-            cell = tuple(o[k] for k in grid.CELL)
+            cell = (o["task"], int(o["n_keys"]), int(o["d_k"]))
             if (cell in normed) != bool(point.get("qk_rms", False)):
                 continue
             c = float(point["c"])
