@@ -124,13 +124,17 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+TEMPERATURE_EXPERIMENTS = ("temperature", "temperature_qk_rms")
+
+
 def temperature_study(root: Path) -> bool:
-    """Whether the folder's tables are the temperature study's (experiment=temperature alone)."""
+    """Whether the folder's tables are the temperature study's (experiment=temperature alone, or one
+    of its arms alone: experiment=temperature_qk_rms)."""
     try:
         kinds = set(pd.read_parquet(root / "summary.parquet", columns=["experiment"])["experiment"].dropna())
     except Exception:  # noqa: BLE001 - no table, or one the steps refuse in their own words
         return False
-    return kinds == {"temperature"}
+    return len(kinds) == 1 and next(iter(kinds)) in TEMPERATURE_EXPERIMENTS
 
 
 if __name__ == "__main__":
