@@ -165,6 +165,10 @@ def test_the_program_key_names_the_bilinear_structure():
             assert key == _spec(name, 1)._replace(reassociate=True), name
     two_layers = _spec("unscaled", 1)._replace(reassociate=True, n_layers=2)
     assert program_key(two_layers) == two_layers
+    # q and k RMS-normed compute other rows: never the plain bilinear program
+    normed = program_key(_spec("temperature", 1, c=1.0, alpha=0.5, qk_rms=True)._replace(reassociate=True))
+    plain = program_key(_spec("temperature", 1, c=1.0, alpha=0.5, qk_rms=False)._replace(reassociate=True))
+    assert plain == keys[BILINEAR[0]] and normed != plain
 
 
 def test_factored_scores_refuse_a_variant_without_the_form():

@@ -99,8 +99,10 @@ def program_key(spec: ModelSpec) -> ModelSpec | BilinearProgram:
     mup): one program, which a sweep that runs them one after another compiles
     and loads once. Below the last layer every variant forms its own scores."""
     if spec.n_layers == 1 and reassociated_rows(spec) is bilinear_rows:
+        # RMS-normed q and k (attention.qk_rms) are other rows: a program of their own
+        normed = (("qk_rms", True),) if _rms_normed(spec) else ()
         return BilinearProgram(attention.get_variant(spec.attention).weights,
-                               spec._replace(attention="", attention_options=()))
+                               spec._replace(attention="", attention_options=normed))
     return spec
 
 
