@@ -7,12 +7,22 @@
 # finished runs are skipped.
 #   RESULTS=results/temperature_runs bash scripts/temperature_study.sh
 # An arm with its own cells in its preset (EXPERIMENT=temperature_qk_rms: q and k RMS-normed) trains
-# those cells, then the same confirmation and report.
+# those cells, then the same confirmation and report. EXPERIMENT=temperature_mqar (the second task)
+# trains n_keys 2, 8, 32 at seq_len 4 n_keys, the learned temperature beside each.
 set -euo pipefail
 RESULTS=${RESULTS:-results/temperature_runs}
 ONLY=${ONLY:-}  # "selection": stop after the grid and the learned temperature
 EXPERIMENT=${EXPERIMENT:-temperature}
 train() { python -m experiments.train -m experiment="$EXPERIMENT" results_dir="$RESULTS" "$@"; }
+if [ "$EXPERIMENT" = temperature_mqar ]; then
+  for n in 2 8 32; do  # MQAR's sequence: n pairs, then a query slot per key at even offsets
+    train task.n_keys=$n task.seq_len=$((4 * n))
+    train task.n_keys=$n task.seq_len=$((4 * n)) attention=learned_temperature
+  done
+  [ "$ONLY" = selection ] && exit 0
+  python -m experiments.temperature_confirm results_dir="$RESULTS"
+  exec bash "$(dirname "$0")/regenerate.sh" "$RESULTS"
+fi
 if [ "$EXPERIMENT" != temperature ]; then
   train
   [ "$ONLY" = selection ] && exit 0

@@ -39,7 +39,8 @@ def test_groups_are_complete():
     assert options("optimizer") == sorted(config.OPTIMIZER_SCHEMAS)
     assert options("experiment") == ["answer", "answer_text", "answer_vector", "answer_wide", "claim_full",
                                      "claim_medium", "claim_quick", "init_gain", "init_gain_mqar", "mqar_zoology", "mup_width",
-                                     "quality", "quality_quick", "temperature", "temperature_qk_rms"]
+                                     "quality", "quality_quick", "temperature", "temperature_lr_wide", "temperature_mqar",
+                                     "temperature_qk_rms"]
 
 
 # what an option says it needs beside it (its yaml's comment): a multiplier grid trains as lanes

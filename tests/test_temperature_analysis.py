@@ -142,5 +142,31 @@ def test_a_published_point_is_read_against_c_star_where_its_normalisation_ran(tm
     opt = opt.assign(sigma0_at_1=1.0, sigma0_at_c_star=opt["c_star"])
     figs = {k: tmp_path / v for k, v in {"optimum": "a.png", "curves": "b.png", "learned": "c.png",
                                          "sigma0": "d.png"}.items()}
-    written = render.write(tmp_path, table, opt, fits, pd.DataFrame({"wall_s": [1.0]}), [3e-3], cfg, figs, qk_rms=True)
+    written = render.write(tmp_path, table, opt, fits, pd.DataFrame({"wall_s": [1.0]}), [3e-3], cfg, figs, {"qk_rms": True})
     assert written["README.md"].read_text().count(want) == 2  # one line a cell at d_k 4
+
+
+def test_the_rate_c_star_trains_at_is_flagged_at_the_rate_grids_edge():
+    """The confirmation trains c* at the rate of its nearest grid multiplier: the report flags it
+    where that rate is an end of the rate grid (a better rate may lie beyond)."""
+    chosen = pd.DataFrame({"task": "a", "n_keys": 4, "d_k": 4, "c": [0.25, 0.5, 1.0], "lr": [1e-2, 3e-3, 1e-3],
+                           "lr_edge": ["edge: high", "", "edge: low"]})
+    cells = pd.DataFrame({"task": "a", "n_keys": 4, "d_k": 4, "c_star": [0.3, 0.6, 0.9]})
+    assert grid.rate_edge_at(chosen, cells) == ["edge: high", "", "edge: low"]
+
+
+def test_a_task_with_its_own_pilot_is_projected_from_it(monkeypatch):
+    """walls: each run's projection reads its task's pilot (conf/temperature.yaml pilot_by_task),
+    every other task the default pilot; lanes of one program share one wall."""
+    from experiments import temperature_report
+
+    runs = pd.DataFrame({"task": ["assoc_recall", "assoc_recall", "mqar", "mqar"], "n_keys": 4, "d_k": 4,
+                         "phase": "selection", "attention": "temperature", "c": [0.5, 1.0, 0.5, 1.0],
+                         "steps": 100, "wall_time_s": [7.0, 7.0, 9.0, 9.0], "T": [10.0, 10.0, 20.0, 20.0]})
+    monkeypatch.setattr(temperature_report, "sequence_length", lambda row: row["T"])
+    cfg = OmegaConf.merge(CFG, {"pilot_s_per_lane_step": 0.01, "pilot_seq_len": 10,
+                                "pilot_by_task": {"mqar": {"s_per_lane_step": 0.02, "seq_len": 40}}})
+    got = temperature_report.walls(runs, cfg).set_index("task")
+    assert got.loc["assoc_recall", "wall_s"] == 7.0 and got.loc["mqar", "wall_s"] == 9.0
+    assert got.loc["assoc_recall", "projected_s"] == pytest.approx(2 * 100 * 0.01)
+    assert got.loc["mqar", "projected_s"] == pytest.approx(2 * 100 * 0.02 * 20 / 40)

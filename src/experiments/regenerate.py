@@ -124,12 +124,12 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-TEMPERATURE_EXPERIMENTS = ("temperature", "temperature_qk_rms")
+TEMPERATURE_EXPERIMENTS = ("temperature", "temperature_lr_wide", "temperature_mqar", "temperature_qk_rms")
 
 
 def temperature_study(root: Path) -> bool:
     """Whether the folder's tables are the temperature study's (experiment=temperature alone, or one
-    of its arms alone: experiment=temperature_qk_rms)."""
+    of its arms alone: experiment=temperature_qk_rms, _mqar or _lr_wide)."""
     try:
         kinds = set(pd.read_parquet(root / "summary.parquet", columns=["experiment"])["experiment"].dropna())
     except Exception:  # noqa: BLE001 - no table, or one the steps refuse in their own words

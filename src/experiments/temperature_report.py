@@ -35,14 +35,16 @@ def sequence_length(row: pd.Series) -> float:
 
 def walls(runs: pd.DataFrame, cfg) -> pd.DataFrame:
     """Per cell and phase: the wall of its programs (lanes of one program share one wall) beside the
-    plan's projection (lanes x steps x the pilot's cost per lane-step, scaled by the sequence length)."""
+    plan's projection (lanes x steps x the task's pilot cost per lane-step, scaled by the sequence length)."""
     # one program a (cell, variant) in the selection (every multiplier a lane), one a multiplier in
     # the confirmation; its lanes record about the same wall
     job = runs["c"].where(runs["phase"] == "confirmation", -1.0).fillna(-1.0).rename("job")
     per_job = runs.groupby(grid.CELL + ["phase", "attention", job])["wall_time_s"].max()
     wall = per_job.groupby(grid.CELL + ["phase"]).sum().rename("wall_s")
     seq = runs.apply(sequence_length, axis=1)
-    lane_steps = (runs.assign(cost=runs["steps"] * seq / cfg.pilot_seq_len * cfg.pilot_s_per_lane_step)
+    default = {"s_per_lane_step": cfg.pilot_s_per_lane_step, "seq_len": cfg.pilot_seq_len}
+    pilot = pd.DataFrame([{**default, **cfg.pilot_by_task.get(t, {})} for t in runs["task"]], index=runs.index)
+    lane_steps = (runs.assign(cost=runs["steps"] * seq / pilot["seq_len"] * pilot["s_per_lane_step"])
                   .groupby(grid.CELL + ["phase"])["cost"].sum().rename("projected_s"))
     out = pd.concat([wall, lane_steps], axis=1).round(1).reset_index()
     return out.assign(ratio=(out["wall_s"] / out["projected_s"]).round(2))
@@ -65,6 +67,7 @@ def run(cfg: DictConfig) -> None:
     opt = opt.merge(sigma0(hist, runs), on=grid.CELL, how="left") if hist is not None else opt.assign(sigma0_at_1=float("nan"))
     opt["sigma0_at_c_star"] = opt["c_star"] * opt["sigma0_at_1"]
     chosen = grid.chosen_rates(runs)
+    opt["lr_edge_at_c_star"] = grid.rate_edge_at(chosen, opt)
     wall = walls(runs, cfg)
     atomic_write_parquet(root / "clauses.parquet", table)
     for name, df in (("clauses.csv", table), ("optimum.csv", opt), ("law.csv", fits), ("grid.csv", chosen),
@@ -78,7 +81,9 @@ def run(cfg: DictConfig) -> None:
     figures.sigma0(opt, paths["sigma0"])
     normed = clauselib.cells_rms_normed(runs)
     qk_rms = bool(normed) and normed == {tuple(o[k] for k in grid.CELL) for _, o in opt.iterrows()}
-    written = render.write(root, table, opt, fits, wall, runs["lr"].dropna().unique(), cfg, paths, qk_rms)
+    arm = {"qk_rms": qk_rms, "steps": int(runs["train.steps"].max()),
+           "experiment": "/".join(sorted(runs["experiment"].dropna().astype(str).unique())) or "temperature"}
+    written = render.write(root, table, opt, fits, wall, runs["lr"].dropna().unique(), cfg, paths, arm)
     print(f"temperature report: {', '.join(str(p) for p in written.values())}")
 
 

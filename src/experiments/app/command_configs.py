@@ -78,6 +78,8 @@ class TemperatureConfig:
     # the plan's pilot: seconds per lane-step at the pilot's sequence length (the projection of each cell)
     pilot_s_per_lane_step: float = 0.0016
     pilot_seq_len: int = 129
+    # a task with its own pilot: {task: {s_per_lane_step, seq_len}} (every other task reads the two above)
+    pilot_by_task: Dict[str, Dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass

@@ -54,8 +54,20 @@ def seed_matrix(runs: pd.DataFrame, chosen: pd.DataFrame, cell: tuple, phase: st
     return np.log2(mine["c"].to_numpy(float)), table.to_numpy(float)
 
 
-def nearest_grid_rate(chosen: pd.DataFrame, cell: tuple, c: float) -> float:
-    """The rate chosen at the grid multiplier nearest c in log2 (a tie: the lower c)."""
+def nearest_grid_row(chosen: pd.DataFrame, cell: tuple, c: float) -> pd.Series:
+    """The chosen-rate row of the grid multiplier nearest c in log2 (a tie: the lower c)."""
     mine = chosen[(chosen[CELL] == pd.Series(cell, index=CELL)).all(axis=1)]
     gap = (np.log2(mine["c"].astype(float)) - math.log2(c)).abs()
-    return float(mine.loc[gap.sort_values(kind="stable").index[0], "lr"])
+    return mine.loc[gap.sort_values(kind="stable").index[0]]
+
+
+def nearest_grid_rate(chosen: pd.DataFrame, cell: tuple, c: float) -> float:
+    """The rate the confirmation trains c at: the one chosen at its nearest grid multiplier."""
+    return float(nearest_grid_row(chosen, cell, c)["lr"])
+
+
+def rate_edge_at(chosen: pd.DataFrame, cells: pd.DataFrame) -> list[str]:
+    """Per row of `cells` (CELL and c_star): whether the rate c* is trained at sits at an end of the
+    rate grid ('edge: low' / 'edge: high' / ''): a better rate may lie beyond it."""
+    return [str(nearest_grid_row(chosen, tuple(o[k] for k in CELL), float(o["c_star"]))["lr_edge"] or "")
+            for _, o in cells.iterrows()]

@@ -29,9 +29,14 @@ def markdown(df: pd.DataFrame) -> str:
                              missingval="—")
 
 
+# qk_rms: every cell's runs had q and k RMS-normed (the published-point arm); experiment: the preset
+# that trained the runs (the README's commands name it); steps: their training budget
+ARM = {"qk_rms": False, "experiment": "temperature", "steps": None}
+
+
 def facts(clauses: pd.DataFrame, opt: pd.DataFrame, fits: pd.DataFrame, walls: pd.DataFrame, cfg,
-          rates: list[float], qk_rms: bool = False) -> dict:
-    """Every number the templates say, by name."""
+          rates: list[float], arm: dict | None = None) -> dict:
+    """Every number the templates say, by name; `arm` names the runs' own (ARM's keys)."""
     paper = clauses[clauses["clause"] == PAPER]
     measured = paper[paper["answer"] != NOT_MEASURED]
     tasks = []
@@ -47,6 +52,7 @@ def facts(clauses: pd.DataFrame, opt: pd.DataFrame, fits: pd.DataFrame, walls: p
                       "c_star_min": opt.loc[opt["task"] == task, "c_star"].min(),
                       "c_star_max": opt.loc[opt["task"] == task, "c_star"].max()})
     lt = clauses[(clauses["clause"] == LEARNED) & (clauses["answer"] != NOT_MEASURED)]
+    edged = opt.assign(lr_edge_at_c_star=opt.get("lr_edge_at_c_star", pd.Series("", index=opt.index)).fillna(""))
     return {"cfg": cfg, "tasks": tasks, "cfg_ns": sorted(int(x) for x in opt["n_keys"].unique()),
             "cfg_dks": sorted(int(x) for x in opt["d_k"].unique()), "cfg_rates": rates, "n_cells": len(paper), "n_measured": len(measured),
             "answers": measured["answer"].value_counts().to_dict(),
@@ -56,9 +62,11 @@ def facts(clauses: pd.DataFrame, opt: pd.DataFrame, fits: pd.DataFrame, walls: p
             "not_learned": opt[~opt["learned"]][["task", "n_keys", "d_k", "best_final_val_accuracy"]].to_dict("records"),
             "sigma0_min": opt.loc[opt["learned"], "sigma0_at_c_star"].min(),
             "sigma0_max": opt.loc[opt["learned"], "sigma0_at_c_star"].max(),
-            "wall_h": walls["wall_s"].sum() / 3600, "qk_rms": qk_rms,
+            "wall_h": walls["wall_s"].sum() / 3600,
             "published": clauses[clauses["clause"] == PUBLISHED].sort_values(["test", "task", "n_keys"]).to_dict("records"),
-            "experiment": "temperature_qk_rms" if qk_rms else "temperature"}
+            "rate_edges": edged[edged["lr_edge_at_c_star"].astype(bool) & edged["learned"]][
+                ["task", "n_keys", "d_k", "lr_edge_at_c_star"]].to_dict("records"),
+            **ARM, **(arm or {})}
 
 
 def answer_table(clauses: pd.DataFrame, opt: pd.DataFrame) -> pd.DataFrame:
@@ -80,9 +88,9 @@ def figure_data(path: Path) -> str:
 
 
 def write(root: Path, clauses, opt, fits, walls, chosen_rates_grid, cfg, figures: dict[str, Path],
-          qk_rms: bool = False) -> dict[str, Path]:
-    """qk_rms: every cell's runs had q and k RMS-normed (the published-point arm)."""
-    env, f = _env(), facts(clauses, opt, fits, walls, cfg, sorted(float(x) for x in chosen_rates_grid), qk_rms)
+          arm: dict | None = None) -> dict[str, Path]:
+    """arm: what the runs share (ARM's keys), which the README and REPORT name."""
+    env, f = _env(), facts(clauses, opt, fits, walls, cfg, sorted(float(x) for x in chosen_rates_grid), arm)
     tables = {"answer": markdown(answer_table(clauses, opt)),
               "optimum": markdown(opt[["task", "n_keys", "d_k", "c_star", "c_star_lo", "c_star_hi", "where",
                                        "best_final_val_accuracy", "final_at_1_selection", "auc_at_1_selection", "best_val_auc",
