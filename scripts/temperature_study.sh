@@ -10,7 +10,7 @@
 # those cells, then the same confirmation and report. EXPERIMENT=temperature_mqar (the second task)
 # trains n_keys 2, 8, 32 at seq_len 4 n_keys, the learned temperature beside each.
 set -euo pipefail
-RESULTS=${RESULTS:-results/temperature_runs}
+export RESULTS=${RESULTS:-results/temperature_runs}  # regenerate.sh reads it
 ONLY=${ONLY:-}  # "selection": stop after the grid and the learned temperature
 EXPERIMENT=${EXPERIMENT:-temperature}
 train() { python -m experiments.train -m experiment="$EXPERIMENT" results_dir="$RESULTS" "$@"; }
@@ -21,13 +21,13 @@ if [ "$EXPERIMENT" = temperature_mqar ]; then
   done
   [ "$ONLY" = selection ] && exit 0
   python -m experiments.temperature_confirm results_dir="$RESULTS"
-  exec bash "$(dirname "$0")/regenerate.sh" "$RESULTS"
+  exec bash "$(dirname "$0")/regenerate.sh"
 fi
 if [ "$EXPERIMENT" != temperature ]; then
   train
   [ "$ONLY" = selection ] && exit 0
   python -m experiments.temperature_confirm results_dir="$RESULTS"
-  exec bash "$(dirname "$0")/regenerate.sh" "$RESULTS"
+  exec bash "$(dirname "$0")/regenerate.sh"
 fi
 for n in 4 16 64; do
   train task.n_keys=$n d_k=4,16,64
@@ -35,4 +35,4 @@ for n in 4 16 64; do
 done
 [ "$ONLY" = selection ] && exit 0
 python -m experiments.temperature_confirm results_dir="$RESULTS"
-bash "$(dirname "$0")/regenerate.sh" "$RESULTS"
+bash "$(dirname "$0")/regenerate.sh"
