@@ -40,7 +40,7 @@ def test_groups_are_complete():
     assert options("experiment") == ["answer", "answer_text", "answer_vector", "answer_wide", "claim_full",
                                      "claim_medium", "claim_quick", "init_gain", "init_gain_mqar", "mqar_zoology", "mup_width",
                                      "quality", "quality_quick", "temperature", "temperature_lr_wide", "temperature_mqar",
-                                     "temperature_qk_rms"]
+                                     "temperature_qk_rms", "temperature_qk_rms_lr_wide"]
 
 
 # what an option says it needs beside it (its yaml's comment): a multiplier grid trains as lanes

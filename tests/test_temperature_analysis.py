@@ -153,6 +153,7 @@ def test_the_rate_c_star_trains_at_is_flagged_at_the_rate_grids_edge():
                            "lr_edge": ["edge: high", "", "edge: low"]})
     cells = pd.DataFrame({"task": "a", "n_keys": 4, "d_k": 4, "c_star": [0.3, 0.6, 0.9]})
     assert grid.rate_edge_at(chosen, cells) == ["edge: high", "", "edge: low"]
+    assert grid.rate_edge_at(chosen, cells, 1.0) == ["edge: low"] * 3  # c = 1's own rate, whatever c* is
 
 
 def test_a_task_with_its_own_pilot_is_projected_from_it(monkeypatch):

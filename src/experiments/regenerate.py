@@ -124,7 +124,8 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-TEMPERATURE_EXPERIMENTS = ("temperature", "temperature_lr_wide", "temperature_mqar", "temperature_qk_rms")
+TEMPERATURE_EXPERIMENTS = ("temperature", "temperature_lr_wide", "temperature_mqar", "temperature_qk_rms",
+                           "temperature_qk_rms_lr_wide")
 
 
 def temperature_study(root: Path) -> bool:

@@ -52,7 +52,8 @@ def facts(clauses: pd.DataFrame, opt: pd.DataFrame, fits: pd.DataFrame, walls: p
                       "c_star_min": opt.loc[opt["task"] == task, "c_star"].min(),
                       "c_star_max": opt.loc[opt["task"] == task, "c_star"].max()})
     lt = clauses[(clauses["clause"] == LEARNED) & (clauses["answer"] != NOT_MEASURED)]
-    edged = opt.assign(lr_edge_at_c_star=opt.get("lr_edge_at_c_star", pd.Series("", index=opt.index)).fillna(""))
+    edged = opt.assign(**{k: opt.get(k, pd.Series("", index=opt.index)).fillna("")
+                          for k in ("lr_edge_at_c_star", "lr_edge_at_1")})
     return {"cfg": cfg, "tasks": tasks, "cfg_ns": sorted(int(x) for x in opt["n_keys"].unique()),
             "cfg_dks": sorted(int(x) for x in opt["d_k"].unique()), "cfg_rates": rates, "n_cells": len(paper), "n_measured": len(measured),
             "answers": measured["answer"].value_counts().to_dict(),
@@ -64,8 +65,8 @@ def facts(clauses: pd.DataFrame, opt: pd.DataFrame, fits: pd.DataFrame, walls: p
             "sigma0_max": opt.loc[opt["learned"], "sigma0_at_c_star"].max(),
             "wall_h": walls["wall_s"].sum() / 3600,
             "published": clauses[clauses["clause"] == PUBLISHED].sort_values(["test", "task", "n_keys"]).to_dict("records"),
-            "rate_edges": edged[edged["lr_edge_at_c_star"].astype(bool) & edged["learned"]][
-                ["task", "n_keys", "d_k", "lr_edge_at_c_star"]].to_dict("records"),
+            "rate_edges": {at: edged[edged[f"lr_edge_at_{at}"].astype(bool) & edged["learned"]][
+                ["task", "n_keys", "d_k", f"lr_edge_at_{at}"]].to_dict("records") for at in ("c_star", "1")},
             **ARM, **(arm or {})}
 
 
