@@ -171,3 +171,15 @@ def test_a_task_with_its_own_pilot_is_projected_from_it(monkeypatch):
     assert got.loc["assoc_recall", "wall_s"] == 7.0 and got.loc["mqar", "wall_s"] == 9.0
     assert got.loc["assoc_recall", "projected_s"] == pytest.approx(2 * 100 * 0.01)
     assert got.loc["mqar", "projected_s"] == pytest.approx(2 * 100 * 0.02 * 20 / 40)
+
+
+def test_the_observed_power_is_statsmodels_and_stays_a_number_at_large_effects():
+    from statsmodels.stats.power import TTestPower
+
+    from experiments.analysis.temperature.tests_paired import observed_power
+
+    for es in (0.5, 1.0, 2.0, 4.0):
+        assert observed_power(es, 4, 0.05) == TTestPower().power(effect_size=es, nobs=4, alpha=0.1)
+    assert math.isnan(TTestPower().power(effect_size=15.0, nobs=4, alpha=0.1))  # the library's gap
+    big = [observed_power(es, 4, 0.05) for es in (4.0, 4.5, 15.0, 100.0)]
+    assert all(0.9999 < p <= 1.0 for p in big) and big == sorted(big)
