@@ -14,25 +14,19 @@ export RESULTS=${RESULTS:-results/temperature_runs}  # regenerate.sh reads it
 ONLY=${ONLY:-}  # "selection": stop after the grid and the learned temperature
 EXPERIMENT=${EXPERIMENT:-temperature}
 train() { python -m experiments.train -m experiment="$EXPERIMENT" results_dir="$RESULTS" "$@"; }
-if [ "$EXPERIMENT" = temperature_mqar ]; then
+if [ "$EXPERIMENT" = temperature ]; then
+  for n in 4 16 64; do
+    train task.n_keys=$n d_k=4,16,64
+    train task.n_keys=$n d_k=4,16,64 attention=learned_temperature
+  done
+elif [ "$EXPERIMENT" = temperature_mqar ]; then
   for n in 2 8 32; do  # MQAR's sequence: n pairs, then a query slot per key at even offsets
     train task.n_keys=$n task.seq_len=$((4 * n))
     train task.n_keys=$n task.seq_len=$((4 * n)) attention=learned_temperature
   done
-  [ "$ONLY" = selection ] && exit 0
-  python -m experiments.temperature_confirm results_dir="$RESULTS"
-  exec bash "$(dirname "$0")/regenerate.sh"
-fi
-if [ "$EXPERIMENT" != temperature ]; then
+else
   train
-  [ "$ONLY" = selection ] && exit 0
-  python -m experiments.temperature_confirm results_dir="$RESULTS"
-  exec bash "$(dirname "$0")/regenerate.sh"
 fi
-for n in 4 16 64; do
-  train task.n_keys=$n d_k=4,16,64
-  train task.n_keys=$n d_k=4,16,64 attention=learned_temperature
-done
 [ "$ONLY" = selection ] && exit 0
 python -m experiments.temperature_confirm results_dir="$RESULTS"
 bash "$(dirname "$0")/regenerate.sh"

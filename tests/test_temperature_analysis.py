@@ -151,9 +151,9 @@ def test_the_rate_c_star_trains_at_is_flagged_at_the_rate_grids_edge():
     where that rate is an end of the rate grid (a better rate may lie beyond)."""
     chosen = pd.DataFrame({"task": "a", "n_keys": 4, "d_k": 4, "c": [0.25, 0.5, 1.0], "lr": [1e-2, 3e-3, 1e-3],
                            "lr_edge": ["edge: high", "", "edge: low"]})
-    cells = pd.DataFrame({"task": "a", "n_keys": 4, "d_k": 4, "c_star": [0.3, 0.6, 0.9]})
-    assert grid.rate_edge_at(chosen, cells) == ["edge: high", "", "edge: low"]
-    assert grid.rate_edge_at(chosen, cells, 1.0) == ["edge: low"] * 3  # c = 1's own rate, whatever c* is
+    cell = ("a", 4, 4)
+    assert [grid.rate_edge(chosen, cell, c) for c in (0.3, 0.6, 0.9)] == ["edge: high", "", "edge: low"]
+    assert grid.rate_edge(chosen, cell, 1.0) == "edge: low"  # c = 1's own rate, whatever c* is
 
 
 def test_a_task_with_its_own_pilot_is_projected_from_it(monkeypatch):

@@ -130,7 +130,7 @@ TEMPERATURE_EXPERIMENTS = ("temperature", "temperature_lr_wide", "temperature_mq
 
 def temperature_study(root: Path) -> bool:
     """Whether the folder's tables are the temperature study's (experiment=temperature alone, or one
-    of its arms alone: experiment=temperature_qk_rms, _mqar or _lr_wide)."""
+    of its arms alone: TEMPERATURE_EXPERIMENTS)."""
     try:
         kinds = set(pd.read_parquet(root / "summary.parquet", columns=["experiment"])["experiment"].dropna())
     except Exception:  # noqa: BLE001 - no table, or one the steps refuse in their own words

@@ -67,7 +67,9 @@ def run(cfg: DictConfig) -> None:
     opt = opt.merge(sigma0(hist, runs), on=grid.CELL, how="left") if hist is not None else opt.assign(sigma0_at_1=float("nan"))
     opt["sigma0_at_c_star"] = opt["c_star"] * opt["sigma0_at_1"]
     chosen = grid.chosen_rates(runs)
-    opt["lr_edge_at_c_star"], opt["lr_edge_at_1"] = grid.rate_edge_at(chosen, opt), grid.rate_edge_at(chosen, opt, 1.0)
+    cells = [tuple(o[k] for k in grid.CELL) for _, o in opt.iterrows()]
+    opt["lr_edge_at_c_star"] = [grid.rate_edge(chosen, cell, c) for cell, c in zip(cells, opt["c_star"])]
+    opt["lr_edge_at_1"] = [grid.rate_edge(chosen, cell, 1.0) for cell in cells]
     wall = walls(runs, cfg)
     atomic_write_parquet(root / "clauses.parquet", table)
     for name, df in (("clauses.csv", table), ("optimum.csv", opt), ("law.csv", fits), ("grid.csv", chosen),

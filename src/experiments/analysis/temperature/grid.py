@@ -66,9 +66,7 @@ def nearest_grid_rate(chosen: pd.DataFrame, cell: tuple, c: float) -> float:
     return float(nearest_grid_row(chosen, cell, c)["lr"])
 
 
-def rate_edge_at(chosen: pd.DataFrame, cells: pd.DataFrame, c: str | float = "c_star") -> list[str]:
-    """Per row of `cells` (CELL, and c's column where c names one): whether the rate the
-    confirmation trains c at sits at an end of the rate grid ('edge: low' / 'edge: high' / ''):
-    a better rate may lie beyond it."""
-    return [str(nearest_grid_row(chosen, tuple(o[k] for k in CELL), float(o[c] if isinstance(c, str) else c))
-                ["lr_edge"] or "") for _, o in cells.iterrows()]
+def rate_edge(chosen: pd.DataFrame, cell: tuple, c: float) -> str:
+    """Whether the rate the confirmation trains c at sits at an end of the rate grid ('edge: low' /
+    'edge: high' / ''): a better rate may lie beyond it."""
+    return str(nearest_grid_row(chosen, cell, c)["lr_edge"] or "")

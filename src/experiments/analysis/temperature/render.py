@@ -32,11 +32,21 @@ def markdown(df: pd.DataFrame) -> str:
 # qk_rms: every cell's runs had q and k RMS-normed (the published-point arm); experiment: the preset
 # that trained the runs (the README's commands name it); steps: their training budget
 ARM = {"qk_rms": False, "experiment": "temperature", "steps": None}
+ARMS = TEMPLATES / "arms"  # one per preset: what its README's title adds and what its REPORT says of it
+
+
+def arm_template(arm: dict) -> str:
+    """An arm's own template; the main study's runs, and runs of no preset of their own (a user's
+    folder), read as the main study, or as the published-point arm where q and k were RMS-normed."""
+    own = arm["experiment"] != "temperature" and (ARMS / f"{arm['experiment']}.md.j2").is_file()
+    name = arm["experiment"] if own else "temperature_qk_rms" if arm["qk_rms"] else "temperature"
+    return f"arms/{name}.md.j2"
 
 
 def facts(clauses: pd.DataFrame, opt: pd.DataFrame, fits: pd.DataFrame, walls: pd.DataFrame, cfg,
           rates: list[float], arm: dict | None = None) -> dict:
     """Every number the templates say, by name; `arm` names the runs' own (ARM's keys)."""
+    arm = {**ARM, **(arm or {})}
     paper = clauses[clauses["clause"] == PAPER]
     measured = paper[paper["answer"] != NOT_MEASURED]
     tasks = []
@@ -67,7 +77,7 @@ def facts(clauses: pd.DataFrame, opt: pd.DataFrame, fits: pd.DataFrame, walls: p
             "published": clauses[clauses["clause"] == PUBLISHED].sort_values(["test", "task", "n_keys"]).to_dict("records"),
             "rate_edges": {at: edged[edged[f"lr_edge_at_{at}"].astype(bool) & edged["learned"]][
                 ["task", "n_keys", "d_k", f"lr_edge_at_{at}"]].to_dict("records") for at in ("c_star", "1")},
-            **ARM, **(arm or {})}
+            **arm, "arm_template": arm_template(arm)}
 
 
 def answer_table(clauses: pd.DataFrame, opt: pd.DataFrame) -> pd.DataFrame:
