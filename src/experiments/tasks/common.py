@@ -63,6 +63,23 @@ class TaskSpec:
     n_keys_alias: str | None = None
 
 
+# the functions a task module defines under TaskSpec's own names (module_spec reads them)
+MODULE_FUNCTIONS = ("input_vocab", "n_classes", "seq_len", "d_in", "validate", "n_queries")
+
+
+def module_spec(name: str, config_cls: type, namespace: dict[str, Any], **optional: Any) -> TaskSpec:
+    """The spec of a task module that defines make_batch and MODULE_FUNCTIONS under those names
+    (`namespace`: its globals()); `optional`: TaskSpec's optional fields. make_batch is compiled
+    once per config (jit_per_config)."""
+    return TaskSpec(name=name, config_cls=config_cls, make_batch=jit_per_config(namespace["make_batch"]),
+                    **{f: namespace[f] for f in MODULE_FUNCTIONS}, **optional)
+
+
+def pairs_axis() -> dict[str, Any]:
+    """A key-value task's n_keys: its number of pairs (task.n_keys where set, else task.n_pairs)."""
+    return {"n_keys": lambda cfg: pairs_of(cfg)[0], "n_keys_alias": "n_pairs"}
+
+
 def recorded_yardsticks(spec: TaskSpec, cfg: Any) -> dict[str, float]:
     """What a run's summary records of its task, beside its scores: `chance_accuracy` (1 / the
     number of classes: a diverged run counts at it) and the spec's own yardsticks. The results

@@ -56,11 +56,11 @@ import jax.numpy as jnp
 from .common import (
     NULL_TOKEN,
     Batch,
-    TaskSpec,
     check,
     check_int,
-    jit_per_config,
     key_range,
+    module_spec,
+    pairs_axis,
     pairs_of,
     sample_distinct,
     token_batch,
@@ -167,16 +167,4 @@ def make_batch(cfg: MQARConfig, rng: jax.Array, batch_size: int) -> Batch:
     return token_batch(tokens, targets, loss_mask)
 
 
-SPEC = TaskSpec(
-    name="mqar",
-    config_cls=MQARConfig,
-    make_batch=jit_per_config(make_batch),
-    input_vocab=input_vocab,
-    n_classes=n_classes,
-    seq_len=seq_len,
-    d_in=d_in,
-    validate=validate,
-    n_queries=n_queries,
-    n_keys=lambda cfg: pairs_of(cfg)[0],
-    n_keys_alias="n_pairs",
-)
+SPEC = module_spec("mqar", MQARConfig, globals(), **pairs_axis())

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import jax
 import jax.numpy as jnp
 
-from .common import NULL_TOKEN, Batch, TaskSpec, check, check_int, jit_per_config
+from .common import NULL_TOKEN, Batch, check, check_int, module_spec
 
 
 @dataclass
@@ -125,15 +125,4 @@ def oracle_accuracy(cfg: VectorRetrievalConfig, rank: int, rng: jax.Array, batch
     return float(jnp.mean(picked == batch["targets"][:, -1]))
 
 
-SPEC = TaskSpec(
-    name="vector_retrieval",
-    config_cls=VectorRetrievalConfig,
-    make_batch=jit_per_config(make_batch),
-    input_vocab=input_vocab,
-    n_classes=n_classes,
-    seq_len=seq_len,
-    n_keys=lambda cfg: cfg.n_keys,
-    d_in=d_in,
-    validate=validate,
-    n_queries=n_queries,
-)
+SPEC = module_spec("vector_retrieval", VectorRetrievalConfig, globals(), n_keys=lambda cfg: cfg.n_keys)
